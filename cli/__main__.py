@@ -1,0 +1,3 @@
+from kafkaops.cli.app import main
+
+main()

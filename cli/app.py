@@ -1,0 +1,34 @@
+"""The `kafkaops` Typer application: every command is registered here, in one place."""
+
+from __future__ import annotations
+
+import typer
+
+from kafkaops.cli import cluster, configs, topics
+
+app = typer.Typer(
+    name="kafkaops",
+    help="Apache Kafka's ZooKeeper-era operations scripts, rebuilt in Python.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["--help", "-h"]},
+)
+
+app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
+app.command("configs")(configs.configs_command)
+app.add_typer(cluster.app, name="cluster")
+
+
+def main() -> None:
+    """Console-script entry point.
+
+    Click reports its own usage errors (unknown option, bad integer) with exit code 2; Kafka's tools
+    exit 1 for every bad invocation, and scripts written against them test for 1.
+    """
+    try:
+        app()
+    except SystemExit as exit_:
+        if exit_.code == 2:
+            raise SystemExit(1) from None
+        raise

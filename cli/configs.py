@@ -1,0 +1,2 @@
+def configs_command() -> None:
+    """kafka-configs (being written)."""

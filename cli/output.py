@@ -1,0 +1,79 @@
+"""What every command shares: the output modes and the one mapping from errors to stderr and exit codes."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from kafkaops.cluster.errors import KafkaOpsError, UsageError, UserError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+def print_json(document: Any) -> None:
+    """One JSON document on stdout, for scripts (beyond Kafka)."""
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+
+def print_lines(lines: list[str]) -> None:
+    for line in lines:
+        sys.stdout.write(line + "\n")
+
+
+def print_warning(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def fail(message: str, *, usage: str | None = None) -> typer.Exit:
+    """Print `message` (and the usage text, as Kafka's printUsageAndDie does) to stderr; exit 1."""
+    sys.stderr.write(message + "\n")
+    if usage:
+        sys.stderr.write(usage.rstrip("\n") + "\n")
+    return typer.Exit(code=1)
+
+
+def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
+    """Map kafkaops errors raised by a command to Kafka's text on stderr and exit code 1.
+
+    `prefix` is the command's own lead-in (Kafka's TopicCommand prints
+    `Error while executing topic command : <message>`). A user error never shows a traceback; an
+    unexpected KafkaOpsError (a malformed znode, say) is still reported in one line, since it is a
+    fact about the cluster, not a bug in the command.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except UsageError as error:
+                ctx = _current_context()
+                raise fail(str(error), usage=ctx.get_help() if ctx else None) from None
+            except (UserError, KafkaOpsError) as error:
+                if kwargs.get("output") == OutputFormat.json:
+                    sys.stdout.write(json.dumps({json_key: str(error)}) + "\n")
+                raise fail(prefix + str(error)) from None
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def _current_context() -> Any:
+    try:
+        import typer._click as click  # Typer vendors click; the context is only needed for --help text
+
+        return click.get_current_context(silent=True)
+    except Exception:  # pragma: no cover - a newer Typer may move it; the message alone still prints
+        return None

@@ -1,0 +1,2 @@
+def topics_command() -> None:
+    """kafka-topics (being written)."""

@@ -1,0 +1,88 @@
+"""The one module of error types shared by every room (DESIGN.md: typed errors).
+
+It sits at the bottom of the import graph (it imports nothing of ours) so that `cluster/zk`, the
+broker, the controller and `admin` raise the same classes and `cli` maps them to Kafka's text and
+exit code in one place. The message of an error that a user can cause is Kafka's own text where
+Kafka has one: the CLI prints it verbatim.
+"""
+
+from __future__ import annotations
+
+
+class KafkaOpsError(Exception):
+    """Root of every error kafkaops raises on purpose."""
+
+
+class UserError(KafkaOpsError):
+    """Bad input from an operator: printed without a traceback, exit code 1."""
+
+
+class InvalidArgumentError(UserError):
+    """Kafka's IllegalArgumentException / AdminCommandFailedException for bad flags or values."""
+
+
+class UsageError(UserError):
+    """Kafka's `printUsageAndDie`: the message, then the usage text, exit 1."""
+
+
+class InvalidTopicError(UserError):
+    """Kafka's InvalidTopicException."""
+
+
+class TopicExistsError(UserError):
+    """Kafka's TopicExistsException."""
+
+
+class UnknownTopicOrPartitionError(UserError):
+    """Kafka's UnknownTopicOrPartitionException."""
+
+
+class InvalidPartitionsError(UserError):
+    """Kafka's InvalidPartitionsException."""
+
+
+class InvalidReplicationFactorError(UserError):
+    """Kafka's InvalidReplicationFactorException."""
+
+
+class InvalidReplicaAssignmentError(UserError):
+    """Kafka's InvalidReplicaAssignmentException."""
+
+
+class AdminOperationError(UserError):
+    """Kafka's AdminOperationException."""
+
+
+class InvalidConfigurationError(UserError):
+    """Kafka's ConfigException / InvalidConfigurationException."""
+
+
+class BrokerNotAvailableError(UserError):
+    """Kafka's BrokerNotAvailableException: a broker id that is not registered."""
+
+
+class ZooKeeperError(KafkaOpsError):
+    """ZooKeeper could not be reached or answered with an unexpected error."""
+
+
+class ZooKeeperUnreachableError(ZooKeeperError, UserError):
+    """No ZooKeeper answered at the connect string within the timeout."""
+
+
+class MalformedZNodeError(KafkaOpsError):
+    """A znode held bytes that its codec cannot decode (never silently read as empty)."""
+
+    def __init__(self, path: str, data: bytes | None, reason: str) -> None:
+        shown = data[:200] if data is not None else None
+        super().__init__(f"Malformed data in znode {path}: {reason} (data: {shown!r})")
+        self.path = path
+        self.data = data
+        self.reason = reason
+
+
+class ControllerMovedError(KafkaOpsError):
+    """A controller-epoch-checked write failed: another controller has been elected."""
+
+
+class BadVersionError(KafkaOpsError):
+    """A conditional znode write lost a race (ZooKeeper's BadVersion)."""
