@@ -1,8 +1,65 @@
+"""`kafkaops cluster`: run a local ZooKeeper (and, as the cluster grows, its brokers)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
+from kafkaops.cli.common import state_dir
+from kafkaops.cli.output import kafka_errors
+from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
+
 app = typer.Typer(help="Run a local cluster.", no_args_is_help=True)
+zookeeper_app = typer.Typer(help="The local ZooKeeper (Debian's zookeeper package), on 127.0.0.1.", no_args_is_help=True)
+app.add_typer(zookeeper_app, name="zookeeper")
+
+StateDir = Annotated[
+    Path | None,
+    typer.Option("--state-dir", help="Where the local cluster keeps its data (default $KAFKAOPS_STATE_DIR or ~/.kafkaops)."),
+]
 
 
-@app.command("status")
-def status() -> None:
-    """(being written)"""
+def _local(state: Path | None, port: int | None = None) -> LocalZooKeeper:
+    zk = LocalZooKeeper.from_state_dir(state_dir(state))
+    if port is not None:
+        zk.port = port
+    return zk
+
+
+@zookeeper_app.command("start")
+@kafka_errors()
+def zookeeper_start(
+    state: StateDir = None,
+    port: Annotated[int | None, typer.Option("--port", help=f"Client port (default {DEFAULT_PORT}, or the last one used).")] = None,
+) -> None:
+    """Start ZooKeeper and wait until it answers `ruok`."""
+    zk = _local(state, port)
+    started = zk.start()
+    verb = "Started" if started else "Already running:"
+    sys.stdout.write(f"{verb} ZooKeeper at {zk.connect_string} (pid {zk.pid()}, data in {zk.home})\n")
+
+
+@zookeeper_app.command("stop")
+@kafka_errors()
+def zookeeper_stop(state: StateDir = None) -> None:
+    """Stop the local ZooKeeper."""
+    zk = _local(state)
+    if zk.stop():
+        sys.stdout.write(f"Stopped ZooKeeper at {zk.connect_string}\n")
+    else:
+        sys.stdout.write("ZooKeeper is not running\n")
+
+
+@zookeeper_app.command("status")
+@kafka_errors()
+def zookeeper_status(state: StateDir = None) -> None:
+    """Print ZooKeeper's `srvr` answer; exit 1 if it does not answer."""
+    zk = _local(state)
+    answer = zk.status()
+    if answer is None:
+        sys.stdout.write(f"ZooKeeper at {zk.connect_string} is not running\n")
+        raise typer.Exit(code=1)
+    sys.stdout.write(f"ZooKeeper at {zk.connect_string} (pid {zk.pid()})\n{answer}")

@@ -1,2 +1,146 @@
-def configs_command() -> None:
-    """kafka-configs (being written)."""
+"""`kafkaops configs`: Kafka 2.8's kafka-configs for topics and brokers, ZooKeeper mode (§2.2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kafkaops.admin import configs as admin_configs
+from kafkaops.cli.common import zookeeper
+from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
+from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
+from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
+
+DESCRIPTION = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
+_ZK_ENTITY_TYPES = ",".join(ConfigType.ALL)
+
+
+def resolve_entity(
+    entity_types: list[str],
+    entity_names: list[str],
+    entity_default: bool,
+    topic: str | None,
+    broker: str | None,
+    broker_defaults: bool,
+    alter: bool,
+) -> admin_configs.ConfigEntity:
+    """Kafka's `ConfigCommandOptions.checkArgs` entity rules and `parseEntity`, for one entity."""
+    flag_types = [ConfigType.TOPIC] * (topic is not None) + [ConfigType.BROKER] * (broker is not None or broker_defaults)
+    if (entity_types or entity_names or entity_default) and flag_types:
+        raise InvalidArgumentError(
+            "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
+        )
+    types = entity_types + flag_types
+    duplicates = [t for i, t in enumerate(types) if t in types[:i]]
+    if duplicates:
+        raise InvalidArgumentError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    for entity_type in types:
+        if entity_type not in ConfigType.ALL:
+            raise InvalidArgumentError(
+                f"Invalid entity type {entity_type}, the entity type must be one of {_ZK_ENTITY_TYPES} "
+                "with the --zookeeper argument"
+            )
+    if not types:
+        raise InvalidArgumentError("At least one entity type must be specified")
+    if len(types) > 1:
+        raise InvalidArgumentError("Only 'users' and 'clients' entity types may be specified together")
+    entity_type = types[0]
+    if entity_type not in admin_configs.SUPPORTED_ENTITY_TYPES:
+        raise InvalidArgumentError(
+            f"Entity type {entity_type} is not supported by kafkaops configs yet: use topics or brokers"
+        )
+    names = entity_names + [n for n in (topic, broker) if n is not None]
+    if entity_default or broker_defaults:
+        names.append("")
+    if len(names) > 1:
+        raise InvalidArgumentError("Only one entity name may be given for the entity type " + entity_type)
+    name = names[0] if names else None
+    if entity_type == ConfigType.BROKER and name:
+        try:
+            int(name)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"The entity name for {entity_type} must be a valid integer broker id, but it is: {name}"
+            ) from None
+    if alter:
+        if entity_type == ConfigType.BROKER and name is None:
+            raise InvalidArgumentError(
+                "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips"
+            )
+        if entity_type == ConfigType.TOPIC and not name:
+            raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity_type}")
+    if name == "":
+        if entity_type == ConfigType.TOPIC:
+            raise InvalidArgumentError("The default entity is not valid for topics")
+        name = DEFAULT_ENTITY_NAME
+    return admin_configs.ConfigEntity(entity_type, name)
+
+
+@kafka_errors()
+def configs_command(
+    alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
+    describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
+    zookeeper_connect: Annotated[str | None, typer.Option("--zookeeper", metavar="<urls>", help="The connection string for the zookeeper connection in the form host:port. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.")] = None,
+    bootstrap_server: Annotated[str | None, typer.Option("--bootstrap-server", hidden=True)] = None,
+    entity_type: Annotated[list[str] | None, typer.Option("--entity-type", metavar="<String>", help="Type of entity (topics/clients/users/brokers/broker-loggers/ips)")] = None,
+    entity_name: Annotated[list[str] | None, typer.Option("--entity-name", metavar="<String>", help="Name of entity (topic name/client id/user principal name/broker id/ip)")] = None,
+    entity_default: Annotated[bool, typer.Option("--entity-default", help="Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)")] = False,
+    add_config: Annotated[str | None, typer.Option("--add-config", metavar="<String>", help="Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.")] = None,
+    add_config_file: Annotated[Path | None, typer.Option("--add-config-file", metavar="<String>", help="Path to a properties file with configs to add.")] = None,
+    delete_config: Annotated[list[str] | None, typer.Option("--delete-config", metavar="<String>", help="config keys to remove 'k1,k2'")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Suppress console prompts")] = False,
+    topic: Annotated[str | None, typer.Option("--topic", metavar="<String>", help="The topic's name.")] = None,
+    broker: Annotated[str | None, typer.Option("--broker", metavar="<String>", help="The broker's ID.")] = None,
+    broker_defaults: Annotated[bool, typer.Option("--broker-defaults", help="The config defaults for all brokers.")] = False,
+    output: Annotated[OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")] = OutputFormat.text,
+) -> None:
+    """Add/remove or list entity configs for topics and brokers (Kafka's kafka-configs, ZooKeeper mode)."""
+    if not any((alter, describe, zookeeper_connect, entity_type, entity_name, entity_default, add_config,
+                add_config_file, delete_config, topic, broker, broker_defaults, force)):
+        raise UsageError(DESCRIPTION)
+    if alter == describe:
+        raise UsageError("Command must include exactly one action: --describe, --alter")
+    for used, other in (("describe", "alter"), ("describe", "add-config"), ("describe", "delete-config")):
+        if describe and {"alter": alter, "add-config": add_config, "delete-config": delete_config}[other]:
+            raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
+    if bootstrap_server:
+        raise InvalidArgumentError("kafkaops configs works through ZooKeeper: use --zookeeper instead of --bootstrap-server")
+    entity = resolve_entity(
+        entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter
+    )
+    lines: list[str] = []
+    with zookeeper(zookeeper_connect) as zk:
+        if alter:
+            if add_config is not None and add_config_file is not None:
+                raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
+            if add_config is None and add_config_file is None and not delete_config:
+                raise InvalidArgumentError(
+                    "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"
+                )
+            to_add = (
+                admin_configs.load_properties(add_config_file)
+                if add_config_file is not None
+                else admin_configs.parse_add_config(add_config or "")
+            )
+            if "message.format.version" in to_add:
+                lines.append(MESSAGE_FORMAT_WARNING.format(to_add["message.format.version"]))
+            to_delete = [key.strip() for value in delete_config or [] for key in value.split(",")]
+            result = admin_configs.alter_config(zk, entity, to_add, to_delete)
+            lines.append(f"Completed updating config for entity: {result.entity}.")
+            document: object = {"entity": str(result.entity), "entity_type": entity.entity_type,
+                                "entity_name": entity.name, "config": result.config}
+        else:
+            described = admin_configs.describe_configs(zk, entity)
+            for item in described:
+                lines.append(f"Configs for {item.entity} are {','.join(f'{k}={v}' for k, v in item.config)}")
+            document = [
+                {"entity": str(d.entity), **dataclasses.asdict(d.entity), "config": dict(d.config)} for d in described
+            ]
+    if output is OutputFormat.json:
+        print_json(document)
+    else:
+        print_lines(lines)

@@ -1,2 +1,225 @@
-def topics_command() -> None:
-    """kafka-topics (being written)."""
+"""`kafkaops topics`: Kafka 2.8's kafka-topics in ZooKeeper mode (kafka-reference.md §2.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated
+
+import typer
+
+from kafkaops.admin import topics as admin_topics
+from kafkaops.admin.assignment import parse_replica_assignment
+from kafkaops.cli.common import zookeeper
+from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
+from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+
+DESCRIPTION = "Create, delete, describe, or change a topic."
+ERROR_PREFIX = "Error while executing topic command : "
+
+COLLISION_WARNING = (
+    "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. "
+    "To avoid issues it is best to use either, but not both."
+)
+MESSAGE_FORMAT_WARNING = (
+    "WARNING: The configuration message.format.version={} is specified. This configuration will be ignored "
+    "if the version is newer than the inter.broker.protocol.version specified in the broker."
+)
+ALTER_CONFIG_WARNING = [
+    "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.",
+    "         Going forward, please use kafka-configs.sh for this functionality",
+]
+ADD_PARTITIONS_WARNING = (
+    "WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the "
+    "messages will be affected"
+)
+
+_ACTIONS = ("create", "list", "alter", "describe", "delete")
+_REPORTS = ("under-replicated-partitions", "under-min-isr-partitions", "at-min-isr-partitions", "unavailable-partitions")
+
+
+def check_args(given: set[str], has_args: bool) -> None:
+    """Kafka 2.8 `TopicCommandOptions.checkArgs`, in its order, with jopt-simple's texts.
+
+    `given` holds the long names of the options on the command line. With --zookeeper defaulted
+    (from the environment, a config file or the local cluster) it is not required here.
+    """
+    if not has_args:
+        raise UsageError(DESCRIPTION)
+    if sum(a in given for a in _ACTIONS) != 1:
+        raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+    if "bootstrap-server" in given:
+        raise InvalidArgumentError(
+            "kafkaops topics works through ZooKeeper: use --zookeeper (or leave it out for the local cluster) "
+            "instead of --bootstrap-server"
+        )
+    if "describe" in given and "if-exists" in given:
+        _require(given, "topic")
+    if "list" not in given and "describe" not in given:
+        _require(given, "topic")
+    if "create" in given and "replica-assignment" not in given:
+        _require(given, "partitions", "replication-factor")
+    actions = set(_ACTIONS)
+    _invalid(given, "config", actions - {"alter", "create"})
+    _invalid(given, "delete-config", actions - {"alter"})
+    _invalid(given, "partitions", actions - {"alter", "create"})
+    _invalid(given, "replication-factor", actions - {"create"})
+    _invalid(given, "replica-assignment", actions - {"create", "alter"})
+    if "create" in given:
+        _invalid(given, "replica-assignment", {"partitions", "replication-factor"})
+    for report in _REPORTS:
+        _invalid(given, report, (actions - {"describe"}) | (set(_REPORTS) - {report}) | {"topics-with-overrides"})
+    _invalid(given, "if-exists", actions - {"alter", "delete", "describe"})
+    _invalid(given, "if-not-exists", actions - {"create"})
+    _invalid(given, "exclude-internal", actions - {"list", "describe"})
+
+
+def _require(given: set[str], *names: str) -> None:
+    for name in names:
+        if name not in given:
+            raise UsageError(f'Missing required argument "[{name}]"')
+
+
+def _invalid(given: set[str], used: str, invalid: set[str]) -> None:
+    if used in given:
+        for name in sorted(invalid):
+            if name in given:
+                raise UsageError(f'Option "[{used}]" can\'t be used with option "[{name}]"')
+
+
+@kafka_errors(ERROR_PREFIX)
+def topics_command(
+    create: Annotated[bool, typer.Option("--create", help="Create a new topic.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List all available topics.")] = False,
+    alter: Annotated[bool, typer.Option("--alter", help="Alter the number of partitions, replica assignment, and/or configuration for the topic.")] = False,
+    describe: Annotated[bool, typer.Option("--describe", help="List details for the given topics.")] = False,
+    delete: Annotated[bool, typer.Option("--delete", help="Delete a topic")] = False,
+    zookeeper_connect: Annotated[str | None, typer.Option("--zookeeper", metavar="<hosts>", help="The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.")] = None,
+    bootstrap_server: Annotated[str | None, typer.Option("--bootstrap-server", metavar="<server>", help="Not available: kafkaops works through ZooKeeper.", hidden=True)] = None,
+    command_config: Annotated[str | None, typer.Option("--command-config", hidden=True)] = None,
+    topic: Annotated[str | None, typer.Option("--topic", metavar="<topic>", help="The topic to create, alter, describe or delete. It also accepts a regular expression, except for --create option.")] = None,
+    config: Annotated[list[str] | None, typer.Option("--config", metavar="<name=value>", help="A topic configuration override for the topic being created or altered.")] = None,
+    delete_config: Annotated[list[str] | None, typer.Option("--delete-config", metavar="<name>", help="A topic configuration override to be removed for an existing topic.")] = None,
+    partitions: Annotated[int | None, typer.Option("--partitions", metavar="<Integer: # of partitions>", help="The number of partitions for the topic being created or altered.")] = None,
+    replication_factor: Annotated[int | None, typer.Option("--replication-factor", metavar="<Integer: replication factor>", help="The replication factor for each partition in the topic being created.")] = None,
+    replica_assignment: Annotated[str | None, typer.Option("--replica-assignment", metavar="<broker_id_for_part1_replica1:broker_id_for_part1_replica2,...>", help="A list of manual partition-to-broker assignments for the topic being created or altered.")] = None,
+    under_replicated: Annotated[bool, typer.Option("--under-replicated-partitions", help="If set when describing topics, only show under replicated partitions")] = False,
+    unavailable: Annotated[bool, typer.Option("--unavailable-partitions", help="If set when describing topics, only show partitions whose leader is not available")] = False,
+    under_min_isr: Annotated[bool, typer.Option("--under-min-isr-partitions", help="If set when describing topics, only show partitions whose isr count is less than the configured minimum.")] = False,
+    at_min_isr: Annotated[bool, typer.Option("--at-min-isr-partitions", help="If set when describing topics, only show partitions whose isr count is equal to the configured minimum.")] = False,
+    topics_with_overrides: Annotated[bool, typer.Option("--topics-with-overrides", help="If set when describing topics, only show topics that have overridden configs")] = False,
+    if_exists: Annotated[bool, typer.Option("--if-exists", help="If set when altering or deleting or describing topics, the action will only execute if the topic exists.")] = False,
+    if_not_exists: Annotated[bool, typer.Option("--if-not-exists", help="If set when creating topics, the action will only execute if the topic does not already exist.")] = False,
+    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware", help="Disable rack aware replica assignment")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Suppress console prompts")] = False,
+    exclude_internal: Annotated[bool, typer.Option("--exclude-internal", help="exclude internal topics when running list or describe command.")] = False,
+    output: Annotated[OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")] = OutputFormat.text,
+) -> None:
+    """Create, delete, describe, or change a topic (Kafka's kafka-topics, ZooKeeper mode)."""
+    given = {
+        name
+        for name, value in {
+            "create": create, "list": list_, "alter": alter, "describe": describe, "delete": delete,
+            "zookeeper": zookeeper_connect, "bootstrap-server": bootstrap_server, "topic": topic,
+            "config": config, "delete-config": delete_config, "partitions": partitions,
+            "replication-factor": replication_factor, "replica-assignment": replica_assignment,
+            "under-replicated-partitions": under_replicated, "unavailable-partitions": unavailable,
+            "under-min-isr-partitions": under_min_isr, "at-min-isr-partitions": at_min_isr,
+            "topics-with-overrides": topics_with_overrides, "if-exists": if_exists,
+            "if-not-exists": if_not_exists, "disable-rack-aware": disable_rack_aware, "force": force,
+            "exclude-internal": exclude_internal,
+        }.items()
+        # an empty --replica-assignment counts as not given, as in Kafka
+        if value not in (None, False, [], "")
+    }
+    check_args(given, has_args=bool(given) or command_config is not None)
+    assignment = parse_replica_assignment(replica_assignment) if replica_assignment else None
+    name = topic or ""  # check_args made sure a topic is given wherever it is needed
+
+    lines: list[str] = []
+    with zookeeper(zookeeper_connect) as zk:
+        if create:
+            if admin_topics.has_collision_chars(name):
+                lines.append(COLLISION_WARNING)
+            topic_config = admin_topics.parse_topic_configs(config or [])
+            if "message.format.version" in topic_config:
+                lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
+            result = admin_topics.create_topic(
+                zk, name, partitions, replication_factor, assignment, topic_config,
+                rack_aware=not disable_rack_aware, if_not_exists=if_not_exists,
+            )
+            if result.created:
+                lines.append(f"Created topic {name}.")
+            document: object = dataclasses.asdict(result)
+        elif list_:
+            listing = admin_topics.list_topics(zk, topic, exclude_internal)
+            lines.extend(t.topic + (" - marked for deletion" if t.marked_for_deletion else "") for t in listing)
+            document = [dataclasses.asdict(t) for t in listing]
+        elif alter:
+            topic_config = admin_topics.parse_topic_configs(config or [])
+            if "message.format.version" in topic_config:
+                lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
+            results = admin_topics.alter_topics(
+                zk, name, topic_config, delete_config or [], partitions, assignment,
+                if_exists=if_exists, exclude_internal=exclude_internal,
+            )
+            for altered in results:
+                if altered.config_changed:
+                    lines.extend(ALTER_CONFIG_WARNING)
+                    lines.append(f"Updated config for topic {altered.topic}.")
+                if partitions is not None:
+                    lines.append(ADD_PARTITIONS_WARNING)
+                    lines.append("Adding partitions succeeded!")
+            document = [dataclasses.asdict(r) for r in results]
+        elif delete:
+            deleted = admin_topics.delete_topics(zk, name, if_exists=if_exists, exclude_internal=exclude_internal)
+            for result_ in deleted:
+                if result_.already_marked:
+                    lines.append(f"Topic {result_.topic} is already marked for deletion.")
+                else:
+                    lines.append(f"Topic {result_.topic} is marked for deletion.")
+                    lines.append("Note: This will have no impact if delete.topic.enable is not set to true.")
+            document = [dataclasses.asdict(r) for r in deleted]
+        else:
+            filters = admin_topics.DescribeFilters(
+                under_replicated=under_replicated, unavailable=unavailable, under_min_isr=under_min_isr,
+                at_min_isr=at_min_isr, topics_with_overrides=topics_with_overrides,
+            )
+            descriptions = admin_topics.describe_topics(zk, topic, filters, if_exists, exclude_internal)
+            for description in descriptions:
+                lines.extend(describe_lines(description))
+            document = [_description_document(d) for d in descriptions]
+    if output is OutputFormat.json:
+        print_json(document)
+    else:
+        print_lines(lines)
+
+
+def describe_lines(description: admin_topics.TopicDescription) -> list[str]:
+    """Kafka 2.8's describe text (ZooKeeper mode), tab-separated."""
+    if not description.exists:
+        return [f"Topic {description.topic} doesn't exist!"]
+    lines = []
+    deletion = "\tMarkedForDeletion: true" if description.marked_for_deletion else ""
+    if description.show_topic_line:
+        topic_id = f"\tTopicId: {description.topic_id}" if description.topic_id else ""
+        configs = ",".join(f"{k}={v}" for k, v in description.configs)
+        lines.append(
+            f"Topic: {description.topic}{topic_id}\tPartitionCount: {description.partition_count}\t"
+            f"ReplicationFactor: {description.replication_factor}\tConfigs: {configs}{deletion}"
+        )
+    for p in description.partitions:
+        leader = "none" if p.leader is None else str(p.leader)
+        lines.append(
+            f"\tTopic: {p.topic}\tPartition: {p.partition}\tLeader: {leader}\t"
+            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{deletion}"
+        )
+    return lines
+
+
+def _description_document(description: admin_topics.TopicDescription) -> dict[str, object]:
+    document = dataclasses.asdict(description)
+    document["configs"] = dict(description.configs)
+    for partition, source in zip(document["partitions"], description.partitions):
+        partition["under_replicated"] = source.under_replicated
+        partition["unavailable"] = source.unavailable
+    return document

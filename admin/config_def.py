@@ -1,0 +1,362 @@
+"""Kafka's config definitions and validation: topic configs (`LogConfig`) and dynamic broker configs.
+
+Values are parsed the way Kafka's `ConfigDef` parses them and errors carry `ConfigException`'s text,
+`Invalid value <v> for configuration <name>: <reason>`, so an operator sees what Kafka would say.
+Tables from Kafka 2.8 `LogConfig.scala`, `KafkaConfig.scala` (Defaults) and `DynamicConfig.scala`
+(kafka-reference.md §2.2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kafkaops.cluster.errors import InvalidConfigurationError
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+
+class ConfigType(enum.Enum):
+    BOOLEAN = "BOOLEAN"
+    STRING = "STRING"
+    INT = "INT"
+    LONG = "LONG"
+    DOUBLE = "DOUBLE"
+    LIST = "LIST"
+
+
+def config_error(name: str, value: Any, reason: str) -> InvalidConfigurationError:
+    """Kafka's `ConfigException(name, value, message)` text."""
+    return InvalidConfigurationError(f"Invalid value {value} for configuration {name}: {reason}")
+
+
+def parse_value(name: str, kind: ConfigType, value: str) -> Any:
+    """`ConfigDef.parseType` for a string value."""
+    trimmed = value.strip()
+    if kind is ConfigType.BOOLEAN:
+        if trimmed.lower() in ("true", "false"):
+            return trimmed.lower() == "true"
+        raise config_error(name, value, "Expected value to be either true or false")
+    if kind is ConfigType.STRING:
+        return trimmed
+    if kind in (ConfigType.INT, ConfigType.LONG):
+        bound = INT_MAX if kind is ConfigType.INT else LONG_MAX
+        if re.fullmatch(r"[+-]?[0-9]+", trimmed) and -bound - 1 <= int(trimmed) <= bound:
+            return int(trimmed)
+        raise config_error(name, value, f"Not a number of type {kind.value}")
+    if kind is ConfigType.DOUBLE:
+        try:
+            if re.fullmatch(r"[+-]?(NaN|Infinity|[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?[dDfF]?)", trimmed) is None:
+                raise ValueError
+            return float(trimmed.rstrip("dDfF").replace("Infinity", "inf"))
+        except ValueError:
+            raise config_error(name, value, "Not a number of type DOUBLE") from None
+    # LIST: comma separated, trimmed; empty string is the empty list
+    return [] if trimmed == "" else [item.strip() for item in trimmed.split(",")]
+
+
+def _number(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
+
+
+def at_least(minimum: float) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if value < minimum:
+            raise config_error(name, value, f"Value must be at least {_number(minimum)}")
+
+    return check
+
+
+def between(minimum: float, maximum: float) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if value < minimum:
+            raise config_error(name, value, f"Value must be at least {_number(minimum)}")
+        if value > maximum:
+            raise config_error(name, value, f"Value must be no more than {_number(maximum)}")
+
+    return check
+
+
+def one_of(*allowed: str) -> Callable[[str, Any], None]:
+    def check(name: str, value: Any) -> None:
+        if value not in allowed:
+            raise config_error(name, value, f"String must be one of: {', '.join(allowed)}")
+
+    return check
+
+
+def each_one_of(*allowed: str) -> Callable[[str, Any], None]:
+    """`ValidList.in(...)`: each element must be allowed."""
+    element = one_of(*allowed)
+
+    def check(name: str, value: Any) -> None:
+        for item in value:
+            element(name, item)
+
+    return check
+
+
+def throttled_replicas(name: str, value: Any) -> None:
+    """`ThrottledReplicaListValidator`: `*`, or `partitionId:brokerId` entries."""
+    if all(re.fullmatch(r"([0-9]+:[0-9]+)?", str(item).strip()) for item in value) or (
+        value and str(value[0]).strip() == "*"
+    ):
+        return
+    shown = "[" + ", ".join(str(v) for v in value) + "]"  # java.util.List.toString
+    raise config_error(
+        name,
+        shown,
+        f"{name} must be the literal '*' or a list of replicas in the following format: "
+        "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+    )
+
+
+# ApiVersion.apply accepts the short versions and every internal version of 0.8.0 .. 2.8
+_API_VERSIONS = {
+    "0.8.0": [],
+    "0.8.1": [],
+    "0.8.2": [],
+    "0.9.0": [],
+    "0.10.0": ["IV0", "IV1"],
+    "0.10.1": ["IV0", "IV1", "IV2"],
+    "0.10.2": ["IV0"],
+    "0.11.0": ["IV0", "IV1", "IV2"],
+    "1.0": ["IV0"],
+    "1.1": ["IV0"],
+    "2.0": ["IV0", "IV1"],
+    "2.1": ["IV0", "IV1", "IV2"],
+    "2.2": ["IV0", "IV1"],
+    "2.3": ["IV0", "IV1"],
+    "2.4": ["IV0", "IV1"],
+    "2.5": ["IV0"],
+    "2.6": ["IV0"],
+    "2.7": ["IV0", "IV1", "IV2"],
+    "2.8": ["IV0", "IV1"],
+}
+KNOWN_API_VERSIONS = frozenset(
+    [short for short in _API_VERSIONS] + [f"{short}-{iv}" for short, ivs in _API_VERSIONS.items() for iv in ivs]
+)
+LATEST_API_VERSION = "2.8-IV1"
+
+
+def api_version(name: str, value: Any) -> None:
+    """`ApiVersionValidator`: `0.x.y[.z]` keeps three segments, later versions two (`2.8.1` → `2.8`)."""
+    text = str(value)
+    segments = text.split(".")
+    key = ".".join(segments[:3] if text.startswith("0.") else segments[:2])
+    if key not in KNOWN_API_VERSIONS:
+        raise config_error(name, text, f"Version `{text}` is not a valid version")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigKey:
+    name: str
+    type: ConfigType
+    default: str
+    validator: Callable[[str, Any], None] | None = None
+
+
+def _definitions(*keys: ConfigKey) -> dict[str, ConfigKey]:
+    return {k.name: k for k in keys}
+
+
+TOPIC_CONFIGS: dict[str, ConfigKey] = _definitions(
+    # Kafka's LogConfig definition order: validation reports the first bad value in this order
+    ConfigKey("segment.bytes", ConfigType.INT, "1073741824", at_least(14)),
+    ConfigKey("segment.ms", ConfigType.LONG, "604800000", at_least(1)),
+    ConfigKey("segment.jitter.ms", ConfigType.LONG, "0", at_least(0)),
+    ConfigKey("segment.index.bytes", ConfigType.INT, "10485760", at_least(0)),
+    ConfigKey("flush.messages", ConfigType.LONG, str(LONG_MAX), at_least(0)),
+    ConfigKey("flush.ms", ConfigType.LONG, str(LONG_MAX), at_least(0)),
+    ConfigKey("retention.bytes", ConfigType.LONG, "-1"),
+    ConfigKey("retention.ms", ConfigType.LONG, "604800000", at_least(-1)),
+    ConfigKey("max.message.bytes", ConfigType.INT, "1048588", at_least(0)),
+    ConfigKey("index.interval.bytes", ConfigType.INT, "4096", at_least(0)),
+    ConfigKey("delete.retention.ms", ConfigType.LONG, "86400000", at_least(0)),
+    ConfigKey("min.compaction.lag.ms", ConfigType.LONG, "0", at_least(0)),
+    ConfigKey("max.compaction.lag.ms", ConfigType.LONG, str(LONG_MAX), at_least(1)),
+    ConfigKey("file.delete.delay.ms", ConfigType.LONG, "60000", at_least(0)),
+    ConfigKey("min.cleanable.dirty.ratio", ConfigType.DOUBLE, "0.5", between(0, 1)),
+    ConfigKey("cleanup.policy", ConfigType.LIST, "delete", each_one_of("compact", "delete")),
+    ConfigKey("unclean.leader.election.enable", ConfigType.BOOLEAN, "false"),
+    ConfigKey("min.insync.replicas", ConfigType.INT, "1", at_least(1)),
+    ConfigKey(
+        "compression.type",
+        ConfigType.STRING,
+        "producer",
+        one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    ),
+    ConfigKey("preallocate", ConfigType.BOOLEAN, "false"),
+    ConfigKey("message.format.version", ConfigType.STRING, LATEST_API_VERSION, api_version),
+    ConfigKey("message.timestamp.type", ConfigType.STRING, "CreateTime", one_of("CreateTime", "LogAppendTime")),
+    ConfigKey("message.timestamp.difference.max.ms", ConfigType.LONG, str(LONG_MAX), at_least(0)),
+    ConfigKey("leader.replication.throttled.replicas", ConfigType.LIST, "", throttled_replicas),
+    ConfigKey("follower.replication.throttled.replicas", ConfigType.LIST, "", throttled_replicas),
+    ConfigKey("message.downconversion.enable", ConfigType.BOOLEAN, "true"),
+)
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_config(config: Mapping[str, str]) -> dict[str, Any]:
+    """Kafka's `LogConfig.validate`: known names, parseable and valid values, compaction lags in order.
+
+    Returns the parsed values of the given keys. Raises InvalidConfigurationError with Kafka's text.
+    """
+    validate_topic_config_names(config)
+    parsed: dict[str, Any] = {}
+    for key in TOPIC_CONFIGS.values():
+        if key.name in config:
+            value = parse_value(key.name, key.type, config[key.name])
+            if key.validator is not None:
+                key.validator(key.name, value)
+            parsed[key.name] = value
+    min_lag = parsed.get("min.compaction.lag.ms", 0)
+    max_lag = parsed.get("max.compaction.lag.ms", LONG_MAX)
+    if min_lag > max_lag:
+        raise InvalidConfigurationError(
+            f"conflict topic config setting min.compaction.lag.ms ({min_lag}) > max.compaction.lag.ms ({max_lag})"
+        )
+    return parsed
+
+
+def validate_topic_config_names(names: Mapping[str, str] | Sequence[str]) -> None:
+    for name in names:
+        if name not in TOPIC_CONFIGS:
+            raise InvalidConfigurationError(f"Unknown topic config name: {name}")
+
+
+def topic_config_value(overrides: Mapping[str, str], name: str, broker_defaults: Mapping[str, str]) -> Any:
+    """The effective value of a topic config: the topic's override, else the cluster default, else Kafka's."""
+    key = TOPIC_CONFIGS[name]
+    broker_name = TOPIC_TO_BROKER_CONFIG.get(name, name)
+    raw = overrides.get(name, broker_defaults.get(broker_name, key.default))
+    return parse_value(name, key.type, raw)
+
+
+# --- brokers ------------------------------------------------------------------------------------
+
+BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING = (
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+)
+"""Kafka's `BrokerConfigsUpdatableUsingZooKeeperWhileBrokerRunning`: the replication quotas."""
+
+TOPIC_TO_BROKER_CONFIG = {
+    # LogConfig name → the KafkaConfig name that gives its cluster default (`LogConfig.TopicConfigSynonyms`)
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "segment.jitter.ms": "log.roll.jitter.ms",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "max.message.bytes": "message.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "cleanup.policy": "log.cleanup.policy",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "min.insync.replicas": "min.insync.replicas",
+    "compression.type": "compression.type",
+    "preallocate": "log.preallocate",
+    "message.format.version": "log.message.format.version",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+    "message.downconversion.enable": "log.message.downconversion.enable",
+}
+
+BROKER_DYNAMIC_CONFIGS: dict[str, ConfigKey] = _definitions(
+    *(
+        ConfigKey(name, ConfigType.LONG, str(LONG_MAX), at_least(0))
+        for name in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING
+    ),
+    # cluster-wide log defaults (DynamicLogConfig): the broker-side names of the topic configs
+    *(
+        dataclasses.replace(TOPIC_CONFIGS[topic_name], name=broker_name)
+        for topic_name, broker_name in TOPIC_TO_BROKER_CONFIG.items()
+        if topic_name != "message.format.version"
+    ),
+    # DynamicThreadPool and the log cleaner (DynamicConfig / LogCleaner.ReconfigurableConfigs)
+    ConfigKey("num.io.threads", ConfigType.INT, "8", at_least(1)),
+    ConfigKey("num.network.threads", ConfigType.INT, "3", at_least(1)),
+    ConfigKey("num.replica.fetchers", ConfigType.INT, "1"),
+    ConfigKey("num.recovery.threads.per.data.dir", ConfigType.INT, "1", at_least(1)),
+    ConfigKey("background.threads", ConfigType.INT, "10", at_least(1)),
+    ConfigKey("log.cleaner.threads", ConfigType.INT, "1", at_least(0)),
+    ConfigKey("log.cleaner.dedupe.buffer.size", ConfigType.LONG, "134217728"),
+    ConfigKey("log.cleaner.io.buffer.size", ConfigType.INT, "524288", at_least(0)),
+    ConfigKey("log.cleaner.io.buffer.load.factor", ConfigType.DOUBLE, "0.9"),
+    ConfigKey("log.cleaner.io.max.bytes.per.second", ConfigType.DOUBLE, "1.7976931348623157E308"),
+    ConfigKey("log.cleaner.backoff.ms", ConfigType.LONG, "15000", at_least(0)),
+    ConfigKey("max.connections.per.ip", ConfigType.INT, str(INT_MAX), at_least(0)),
+    ConfigKey("max.connections", ConfigType.INT, str(INT_MAX), at_least(0)),
+    ConfigKey("max.connection.creation.rate", ConfigType.INT, str(INT_MAX), at_least(0)),
+)
+
+BROKER_STATIC_CONFIGS = frozenset(
+    {
+        "broker.id",
+        "broker.rack",
+        "log.dirs",
+        "log.dir",
+        "zookeeper.connect",
+        "zookeeper.session.timeout.ms",
+        "zookeeper.connection.timeout.ms",
+        "zookeeper.set.acl",
+        "listeners",
+        "advertised.listeners",
+        "inter.broker.listener.name",
+        "inter.broker.protocol.version",
+        "num.partitions",
+        "default.replication.factor",
+        "delete.topic.enable",
+        "auto.create.topics.enable",
+        "auto.leader.rebalance.enable",
+        "leader.imbalance.per.broker.percentage",
+        "leader.imbalance.check.interval.seconds",
+        "replica.lag.time.max.ms",
+        "replica.fetch.max.bytes",
+        "replica.fetch.wait.max.ms",
+        "controlled.shutdown.enable",
+        "controlled.shutdown.max.retries",
+        "controller.socket.timeout.ms",
+        "socket.request.max.bytes",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "reserved.broker.max.id",
+        "broker.id.generation.enable",
+    }
+)
+"""KafkaConfig names that are not dynamic: `Cannot update these configs dynamically` (custom names pass)."""
+
+
+def scala_set(items: Sequence[str]) -> str:
+    """Scala `Set#toString` (insertion order: small sets of names as Kafka prints them here)."""
+    return "Set(" + ", ".join(items) + ")"
+
+
+def validate_broker_config(config: Mapping[str, str]) -> None:
+    """`DynamicConfig.Broker.validate` + `DynamicBrokerConfig.validateConfigs` for a ZooKeeper write.
+
+    Custom (non-Kafka) names are allowed, as Kafka allows them; known dynamic names are parsed and
+    validated; static broker configs are refused.
+    """
+    static = [name for name in config if name in BROKER_STATIC_CONFIGS]
+    if static:
+        raise InvalidConfigurationError(f"Cannot update these configs dynamically: {scala_set(static)}")
+    for name, value in config.items():
+        key = BROKER_DYNAMIC_CONFIGS.get(name)
+        if key is not None:
+            parsed = parse_value(name, key.type, value)
+            if key.validator is not None:
+                key.validator(name, parsed)

@@ -1,0 +1,173 @@
+"""kafka-configs in ZooKeeper mode for topics and brokers (Kafka 2.8 `ConfigCommand`, §2.2).
+
+An alteration reads the entity's overrides, validates the whole new set, then writes it together
+with its `/config/changes/config_change_` notification in one multi, conditional on the version
+read: a concurrent change or a bad value leaves ZooKeeper exactly as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kafkaops.admin.config_def import (
+    BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING,
+    scala_set,
+    validate_broker_config,
+    validate_topic_config,
+)
+from kafkaops.admin.topics import validate_topic_name
+from kafkaops.cluster.errors import (
+    InvalidArgumentError,
+    InvalidConfigurationError,
+    UnknownTopicOrPartitionError,
+)
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.jvm_order import properties_order
+from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
+
+SUPPORTED_ENTITY_TYPES = (ConfigType.TOPIC, ConfigType.BROKER)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigEntity:
+    """One config entity; `name` None means every entity of the type (describe only)."""
+
+    entity_type: str
+    name: str | None
+
+    def __str__(self) -> str:
+        # ConfigCommand.Entity.toString
+        type_name = {ConfigType.TOPIC: "topic", ConfigType.USER: "user-principal", ConfigType.CLIENT: "client-id"}.get(
+            self.entity_type, self.entity_type
+        )
+        if self.name is None:
+            return self.entity_type
+        if self.name == DEFAULT_ENTITY_NAME:
+            return f"default {type_name}"
+        return f"{type_name} '{self.name}'"
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """`--add-config 'k1=v1,k2=[v1,v2],k3=v3'`: commas inside `[...]` do not split; brackets are dropped."""
+    lookahead = r"(?=[^\]]*(?:\[|$))"
+    pairs = [re.split(r"\s*=\s*" + lookahead, item) for item in re.split("," + lookahead, text)]
+    if any(len(pair) != 2 for pair in pairs):
+        raise InvalidArgumentError(
+            'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'
+        )
+    return {key.strip(): re.sub(r"\[?\]?", "", value).strip() for key, value in pairs}
+
+
+def load_properties(path: Path) -> dict[str, str]:
+    """A Java `.properties` file (`Utils.loadProps`): `#`/`!` comments, `=`, `:` or blank separators,
+    backslash line continuations and escapes."""
+    try:
+        text = path.read_text(encoding="latin-1")
+    except OSError as error:
+        raise InvalidArgumentError(f"Cannot read {path}: {error.strerror}") from None
+    logical: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending += line[:-1]
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    result: dict[str, str] = {}
+    for line in logical:
+        match = re.match(r"((?:\\.|[^=:\s\\])*)\s*[=:\s]?\s*(.*)$", line)
+        if match is None:  # pragma: no cover - the pattern matches any string
+            continue
+        result[_unescape(match.group(1))] = _unescape(match.group(2))
+    return result
+
+
+def _unescape(text: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        escaped = match.group(1)
+        if escaped.startswith("u"):
+            return chr(int(escaped[1:], 16))
+        return {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(escaped, escaped)
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", replace, text)
+
+
+@dataclasses.dataclass(frozen=True)
+class AlterConfigResult:
+    entity: ConfigEntity
+    config: dict[str, str]
+    notification: str
+
+
+def alter_config(
+    zk: KafkaZkClient, entity: ConfigEntity, add: Mapping[str, str], delete: Sequence[str]
+) -> AlterConfigResult:
+    """`ConfigCommand.alterConfigWithZk` + `AdminZkClient.changeConfigs` for a topic or a broker."""
+    if entity.name is None:
+        raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity.entity_type}")
+    if entity.entity_type == ConfigType.BROKER:
+        _check_brokers_not_running(zk, entity, add)
+    current, version = zk.get_entity_config(entity.entity_type, entity.name)
+    missing = [key for key in delete if key not in current]
+    if missing:
+        raise InvalidConfigurationError(f"Invalid config(s): {','.join(missing)}")
+    config = dict(current)
+    config.update(add)
+    for key in delete:
+        config.pop(key, None)
+    if entity.entity_type == ConfigType.TOPIC:
+        validate_topic_name(entity.name)
+        if not zk.topic_exists(entity.name):
+            raise UnknownTopicOrPartitionError(f"Topic '{entity.name}' does not exist.")
+        validate_topic_config(config)
+    else:
+        validate_broker_config(config)
+    notification = zk.set_entity_config_and_notify(entity.entity_type, entity.name, config, version)
+    return AlterConfigResult(entity, config, notification)
+
+
+def _check_brokers_not_running(zk: KafkaZkClient, entity: ConfigEntity, add: Mapping[str, str]) -> None:
+    """Only the replication quotas may change through ZooKeeper while the broker runs (Kafka 2.x)."""
+    dynamic = [key for key in add if key not in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING]
+    if not dynamic:
+        return
+    message = f"--bootstrap-server option must be specified to update broker configs {scala_set(dynamic)}."
+    info = (
+        "Broker configuration updates using ZooKeeper are supported for bootstrapping before brokers"
+        " are started to enable encrypted password configs to be stored in ZooKeeper."
+    )
+    if entity.name != DEFAULT_ENTITY_NAME:
+        if int(entity.name or "-1") in zk.get_sorted_broker_ids():
+            raise InvalidArgumentError(f"requirement failed: {message} when broker {entity.name} is running. {info}")
+    elif zk.get_sorted_broker_ids():
+        raise InvalidArgumentError(
+            f"requirement failed: {message} for default cluster if any broker is running. {info}"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class EntityConfig:
+    entity: ConfigEntity
+    config: tuple[tuple[str, str], ...]  # in java.util.Properties order, as Kafka prints it
+
+
+def describe_configs(zk: KafkaZkClient, entity: ConfigEntity) -> list[EntityConfig]:
+    """`describeConfigWithZk`: one entity, or every entity of the type that has a config znode."""
+    names = [entity.name] if entity.name is not None else zk.get_all_entities(entity.entity_type)
+    configs = zk.get_entity_configs(entity.entity_type, names)
+    return [
+        EntityConfig(
+            ConfigEntity(entity.entity_type, name),
+            tuple((k, configs[name][k]) for k in properties_order(configs[name])),
+        )
+        for name in names
+    ]

@@ -1,0 +1,64 @@
+"""Where the CLI finds its ZooKeeper and state directory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper
+from kafkaops.cluster.zk.client import KafkaZkClient
+
+ENV_ZOOKEEPER = "KAFKAOPS_ZOOKEEPER"
+ENV_CONFIG = "KAFKAOPS_CONFIG"
+ENV_STATE_DIR = "KAFKAOPS_STATE_DIR"
+ENV_ZK_TIMEOUT_MS = "KAFKAOPS_ZK_TIMEOUT_MS"
+CONFIG_FILE_NAME = "kafkaops.yaml"
+
+
+def state_dir(explicit: Path | None = None) -> Path:
+    """`--state-dir`, else `$KAFKAOPS_STATE_DIR`, else `~/.kafkaops`."""
+    if explicit is not None:
+        return explicit
+    return Path(os.environ.get(ENV_STATE_DIR) or Path.home() / ".kafkaops")
+
+
+def resolve_zookeeper(flag: str | None) -> str:
+    """The connect string: `--zookeeper`, then `$KAFKAOPS_ZOOKEEPER`, then `zookeeper.connect` of the
+    YAML config file (`$KAFKAOPS_CONFIG`, else `<state-dir>/kafkaops.yaml`), then the local ZooKeeper
+    that `kafkaops cluster zookeeper start` runs in the state dir."""
+    if flag:
+        return flag
+    if os.environ.get(ENV_ZOOKEEPER):
+        return os.environ[ENV_ZOOKEEPER]
+    config_path = Path(os.environ.get(ENV_CONFIG) or state_dir() / CONFIG_FILE_NAME)
+    if config_path.exists():
+        try:
+            config = yaml.safe_load(config_path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise InvalidArgumentError(f"Cannot read {config_path}: {error}") from None
+        if not isinstance(config, dict):
+            raise InvalidArgumentError(f"Cannot read {config_path}: not a YAML mapping")
+        if config.get("zookeeper.connect"):
+            return str(config["zookeeper.connect"])
+    return LocalZooKeeper.from_state_dir(state_dir()).connect_string
+
+
+def connection_timeout_ms() -> int:
+    try:
+        return int(os.environ.get(ENV_ZK_TIMEOUT_MS, "15000"))
+    except ValueError:
+        raise InvalidArgumentError(f"{ENV_ZK_TIMEOUT_MS} must be a number of milliseconds") from None
+
+
+@contextmanager
+def zookeeper(flag: str | None) -> Iterator[KafkaZkClient]:
+    """A Kafka ZooKeeper client on the resolved connect string, closed on exit."""
+    from kafkaops.cluster.zk.client import connect
+
+    with connect(resolve_zookeeper(flag), connection_timeout_ms=connection_timeout_ms()) as client:
+        yield client

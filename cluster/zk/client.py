@@ -1,0 +1,424 @@
+"""The kazoo session wrapper and Kafka's reads and writes over it (Kafka's `KafkaZkClient`).
+
+Every byte read or written goes through the codecs of `znodes`; this module only moves them.
+Reads of many znodes are pipelined (all requests sent, then all answers awaited), so describing
+a thousand topics costs one round trip's latency, not a thousand. Writes that must land together
+(a topic's config and its assignment, a config and its change notification) go in one ZooKeeper
+`multi`: either all of them exist afterwards or none does.
+
+Threading: a client may be used from any thread; kazoo serialises requests on its own thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    BadVersionError,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    ZookeeperError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import ZnodeStat
+
+from kafkaops.cluster import errors
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.values import (
+    BrokerRegistration,
+    LeaderIsrAndControllerEpoch,
+    TopicAssignment,
+    TopicPartition,
+)
+
+DEFAULT_SESSION_TIMEOUT_MS = 30_000
+DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectString:
+    """Kafka's `zookeeper.connect`: `host:port,host:port/chroot`."""
+
+    hosts: str
+    chroot: str
+
+    def __str__(self) -> str:
+        return self.hosts + self.chroot
+
+
+def parse_connect_string(text: str) -> ConnectString:
+    """Split and check a connect string; the chroot (if any) starts at the first `/`.
+
+    Raises InvalidArgumentError for an empty string, a host without a numeric port, or a chroot
+    that is not an absolute ZooKeeper path.
+    """
+    text = text.strip()
+    hosts, slash, chroot = text.partition("/")
+    chroot = slash + chroot
+    if not hosts:
+        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': no host")
+    for host in hosts.split(","):
+        name, colon, port = host.strip().rpartition(":")
+        if not colon or not name or not port.isdigit() or not 0 < int(port) < 65536:
+            raise errors.InvalidArgumentError(
+                f"Invalid ZooKeeper connect string '{text}': '{host}' is not host:port"
+            )
+    chroot = chroot.rstrip("/")
+    if "//" in chroot:
+        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': bad chroot '{chroot}'")
+    return ConnectString(hosts, chroot)
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    """One operation of a ZooKeeper multi."""
+
+    kind: str  # "create", "set", "delete", "check"
+    path: str
+    data: bytes = b""
+    version: int = -1
+    mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT
+
+    @staticmethod
+    def create(path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> Op:
+        return Op("create", path, data, mode=mode)
+
+    @staticmethod
+    def set(path: str, data: bytes, version: int = -1) -> Op:
+        return Op("set", path, data, version)
+
+    @staticmethod
+    def delete(path: str, version: int = -1) -> Op:
+        return Op("delete", path, version=version)
+
+    @staticmethod
+    def check(path: str, version: int) -> Op:
+        return Op("check", path, version=version)
+
+
+class ZkClient:
+    """A started kazoo session on one connect string (chroot created if absent, as brokers do)."""
+
+    def __init__(
+        self,
+        connect: str,
+        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+        connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS,
+        auth_data: Sequence[tuple[str, str]] | None = None,
+        default_acl: Any = None,
+    ) -> None:
+        self.connect_string = parse_connect_string(connect)
+        self._connection_timeout_s = connection_timeout_ms / 1000
+        self._session_timeout_s = session_timeout_ms / 1000
+        self._auth_data = list(auth_data or [])
+        self._default_acl = default_acl
+        self._zk = self._start(str(self.connect_string))
+
+    def _start(self, hosts: str) -> KazooClient:
+        zk = KazooClient(
+            hosts=hosts,
+            timeout=self._session_timeout_s,
+            auth_data=self._auth_data or None,
+            default_acl=self._default_acl,
+            logger=_QUIET_LOGGER,
+        )
+        try:
+            zk.start(timeout=self._connection_timeout_s)
+        except KazooTimeoutError:
+            zk.stop()
+            zk.close()
+            # Kafka's ZooKeeperClientTimeoutException text
+            raise errors.ZooKeeperUnreachableError(
+                "Timed out waiting for connection while in state: CONNECTING"
+            ) from None
+        if self.connect_string.chroot and hosts == str(self.connect_string):
+            if zk.exists("/") is None:
+                zk.stop()
+                zk.close()
+                root = self._start(self.connect_string.hosts)
+                try:
+                    root.ensure_path(self.connect_string.chroot)
+                finally:
+                    root.stop()
+                    root.close()
+                return self._start(hosts)
+        return zk
+
+    @property
+    def kazoo(self) -> KazooClient:
+        """The underlying kazoo client, for watches (callbacks must only enqueue, never block)."""
+        return self._zk
+
+    def close(self) -> None:
+        self._zk.stop()
+        self._zk.close()
+
+    def __enter__(self) -> ZkClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
+        try:
+            data, stat = self._zk.get(path)
+        except NoNodeError:
+            return None
+        return data or b"", stat
+
+    def exists(self, path: str) -> bool:
+        return self._zk.exists(path) is not None
+
+    def get_children(self, path: str) -> list[str] | None:
+        try:
+            return list(self._zk.get_children(path))
+        except NoNodeError:
+            return None
+
+    def get_many(self, paths: Iterable[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
+        """Pipelined reads: every request is sent before any answer is awaited."""
+        pending = [(path, self._zk.get_async(path)) for path in paths]
+        result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
+        for path, async_result in pending:
+            try:
+                data, stat = async_result.get()
+                result[path] = (data or b"", stat)
+            except NoNodeError:
+                result[path] = None
+        return result
+
+    def get_children_many(self, paths: Iterable[str]) -> dict[str, list[str] | None]:
+        pending = [(path, self._zk.get_children_async(path)) for path in paths]
+        result: dict[str, list[str] | None] = {}
+        for path, async_result in pending:
+            try:
+                result[path] = list(async_result.get())
+            except NoNodeError:
+                result[path] = None
+        return result
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def ensure_paths(self, paths: Iterable[str]) -> None:
+        """Create persistent container znodes (null data) and their parents if missing."""
+        for path in paths:
+            self._zk.ensure_path(path)
+
+    def create(self, path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> str:
+        return str(self._zk.create(path, data, ephemeral=mode.ephemeral, sequence=mode.sequential))
+
+    def multi(self, ops: Sequence[Op]) -> list[Any]:
+        """Run `ops` atomically; raise the kazoo error of the first operation that failed.
+
+        kazoo's transaction does not raise on failure: every result is inspected here.
+        """
+        transaction = self._zk.transaction()
+        for op in ops:
+            if op.kind == "create":
+                transaction.create(op.path, op.data, ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
+            elif op.kind == "set":
+                transaction.set_data(op.path, op.data, version=op.version)
+            elif op.kind == "delete":
+                transaction.delete(op.path, version=op.version)
+            elif op.kind == "check":
+                transaction.check(op.path, op.version)
+            else:  # pragma: no cover - Op's constructors only make the four kinds
+                raise ValueError(f"unknown multi operation {op.kind}")
+        results = transaction.commit()
+        for result in results:
+            if isinstance(result, Exception) and not isinstance(result, RolledBackError):
+                raise result
+        return list(results)
+
+
+_QUIET_LOGGER = logging.getLogger("kafkaops.zk.kazoo")
+"""kazoo logs every failed connection attempt; an operator only needs the final verdict."""
+_QUIET_LOGGER.addHandler(logging.NullHandler())
+_QUIET_LOGGER.propagate = False
+
+
+class KafkaZkClient(ZkClient):
+    """Kafka's reads and writes of its ZooKeeper layout, in the vocabulary of `KafkaZkClient.scala`."""
+
+    # --- brokers ----------------------------------------------------------------------------
+
+    def get_sorted_broker_ids(self) -> list[int]:
+        return sorted(int(b) for b in self.get_children(znodes.BrokerIdsZNode.path()) or [] if b.isdigit())
+
+    def get_all_brokers(self) -> list[BrokerRegistration]:
+        """Registered brokers, sorted by id (pipelined reads)."""
+        ids = self.get_sorted_broker_ids()
+        found = self.get_many(znodes.BrokerIdZNode.path(b) for b in ids)
+        brokers = []
+        for broker_id in ids:
+            entry = found[znodes.BrokerIdZNode.path(broker_id)]
+            if entry is not None:  # deregistered between the two reads
+                brokers.append(znodes.BrokerIdZNode.decode(broker_id, entry[0]))
+        return brokers
+
+    # --- topics -----------------------------------------------------------------------------
+
+    def get_all_topics(self) -> list[str]:
+        return sorted(self.get_children(znodes.TopicsZNode.path()) or [])
+
+    def topic_exists(self, topic: str) -> bool:
+        return self.exists(znodes.TopicZNode.path(topic))
+
+    def get_topic_assignments(self, topics: Iterable[str]) -> dict[str, TopicAssignment]:
+        """Assignments of the topics that exist (pipelined); missing topics are left out."""
+        topics = list(topics)
+        found = self.get_many(znodes.TopicZNode.path(t) for t in topics)
+        return {
+            topic: znodes.TopicZNode.decode(topic, entry[0])
+            for topic in topics
+            if (entry := found[znodes.TopicZNode.path(topic)]) is not None
+        }
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None]:
+        partitions = list(partitions)
+        found = self.get_many(znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions)
+        result: dict[TopicPartition, LeaderIsrAndControllerEpoch | None] = {}
+        for tp in partitions:
+            entry = found[znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)]
+            result[tp] = (
+                None
+                if entry is None
+                else znodes.TopicPartitionStateZNode.decode(tp.topic, tp.partition, entry[0], entry[1].version)
+            )
+        return result
+
+    def get_topics_marked_for_deletion(self) -> set[str]:
+        return set(self.get_children(znodes.DeleteTopicsZNode.path()) or [])
+
+    def create_topic(
+        self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]
+    ) -> None:
+        """Write a new topic's config and assignment in one multi (Kafka writes the config first).
+
+        Raises TopicExistsError if `/brokers/topics/<t>` exists (Kafka's text). A leftover config
+        znode from an earlier, half-finished Kafka create is overwritten, as Kafka's createOrSet does.
+        """
+        self.ensure_paths([znodes.TopicsZNode.path(), znodes.ConfigEntityTypeZNode.path(znodes.ConfigType.TOPIC)])
+        config_path = znodes.ConfigEntityZNode.path(znodes.ConfigType.TOPIC, topic)
+        config_data = znodes.ConfigEntityZNode.encode(config)
+        existing = self.get(config_path)
+        config_op = (
+            Op.create(config_path, config_data)
+            if existing is None
+            else Op.set(config_path, config_data, existing[1].version)
+        )
+        try:
+            self.multi([config_op, Op.create(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode_replicas(assignment))])
+        except NodeExistsError:
+            raise errors.TopicExistsError(f"Topic '{topic}' already exists.") from None
+        except (BadVersionError, NoNodeError):
+            raise errors.ZooKeeperError(
+                f"The config of topic '{topic}' changed while it was being created; nothing was written"
+            ) from None
+
+    def set_topic_assignment(
+        self, topic: str, assignment: TopicAssignment, expected_version: int
+    ) -> None:
+        """Rewrite `/brokers/topics/<t>` only if nobody else changed it since it was read."""
+        try:
+            self.multi(
+                [Op.set(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode(assignment.partitions, assignment.topic_id), expected_version)]
+            )
+        except (BadVersionError, NoNodeError):
+            raise errors.BadVersionError(
+                f"The assignment of topic '{topic}' changed while it was being updated; nothing was written"
+            ) from None
+
+    def get_topic_assignment_versioned(self, topic: str) -> tuple[TopicAssignment, int] | None:
+        entry = self.get(znodes.TopicZNode.path(topic))
+        if entry is None:
+            return None
+        return znodes.TopicZNode.decode(topic, entry[0]), entry[1].version
+
+    def mark_topic_for_deletion(self, topic: str) -> bool:
+        """Create `/admin/delete_topics/<t>`; False if it is already there."""
+        self.ensure_paths([znodes.DeleteTopicsZNode.path()])
+        try:
+            self.create(znodes.DeleteTopicsTopicZNode.path(topic), znodes.DeleteTopicsTopicZNode.encode())
+        except NodeExistsError:
+            return False
+        return True
+
+    # --- configs ----------------------------------------------------------------------------
+
+    def get_entity_config(self, entity_type: str, entity_path: str) -> tuple[dict[str, str], int | None]:
+        """Overrides of one entity and the znode's version (None if the znode does not exist)."""
+        path = znodes.ConfigEntityZNode.path(entity_type, entity_path)
+        entry = self.get(path)
+        if entry is None:
+            return {}, None
+        return znodes.ConfigEntityZNode.decode(path, entry[0]), entry[1].version
+
+    def get_entity_configs(self, entity_type: str, entity_paths: Iterable[str]) -> dict[str, dict[str, str]]:
+        paths = {name: znodes.ConfigEntityZNode.path(entity_type, name) for name in entity_paths}
+        found = self.get_many(paths.values())
+        return {
+            name: znodes.ConfigEntityZNode.decode(path, entry[0]) if (entry := found[path]) else {}
+            for name, path in paths.items()
+        }
+
+    def get_all_entities(self, entity_type: str) -> list[str]:
+        return sorted(self.get_children(znodes.ConfigEntityTypeZNode.path(entity_type)) or [])
+
+    def set_entity_config_and_notify(
+        self, entity_type: str, entity_path: str, config: Mapping[str, str], expected_version: int | None
+    ) -> str:
+        """Replace an entity's overrides and announce the change, atomically.
+
+        `expected_version` is the version read before the change (None: the znode did not exist);
+        a concurrent change makes the whole multi fail with BadVersionError and nothing is written.
+        Returns the path of the change notification created.
+        """
+        self.ensure_paths(
+            [znodes.ConfigEntityTypeZNode.path(entity_type), znodes.ConfigEntityChangeNotificationZNode.path()]
+        )
+        path = znodes.ConfigEntityZNode.path(entity_type, entity_path)
+        data = znodes.ConfigEntityZNode.encode(config)
+        write = Op.create(path, data) if expected_version is None else Op.set(path, data, expected_version)
+        notification = Op.create(
+            znodes.ConfigEntityChangeNotificationSequenceZNode.path(),
+            znodes.ConfigEntityChangeNotificationSequenceZNode.encode(f"{entity_type}/{entity_path}"),
+            znodes.CreateMode.PERSISTENT_SEQUENTIAL,
+        )
+        try:
+            results = self.multi([write, notification])
+        except (BadVersionError, NodeExistsError, NoNodeError):
+            raise errors.BadVersionError(
+                f"The config of {entity_type}/{entity_path} changed while it was being updated; nothing was written"
+            ) from None
+        return str(results[1])
+
+
+@contextmanager
+def connect(
+    connect_string: str,
+    connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS,
+    session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+) -> Iterator[KafkaZkClient]:
+    """A KafkaZkClient for the duration of a `with` block."""
+    client = KafkaZkClient(
+        connect_string, session_timeout_ms=session_timeout_ms, connection_timeout_ms=connection_timeout_ms
+    )
+    try:
+        yield client
+    except (KazooException, ZookeeperError) as error:
+        raise errors.ZooKeeperError(f"ZooKeeper error: {type(error).__name__} {error}") from error
+    finally:
+        client.close()
+

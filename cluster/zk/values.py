@@ -1,0 +1,179 @@
+"""Immutable values stored in Kafka's znodes, owning their rules and their state-change-log text.
+
+Kafka keeps these in `kafka.api.LeaderAndIsr`, `kafka.controller.ReplicaAssignment` and
+`kafka.cluster.Broker`; their `__str__` forms are the ones that appear in `state-change.log`
+(kafka-reference.md §0.3), so the controller and the log parser can rely on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+NO_LEADER = -1
+"""`LeaderAndIsr.NoLeader`: the partition has no leader."""
+
+LEADER_DURING_DELETE = -2
+"""`LeaderAndIsr.LeaderDuringDelete`: in-memory only, while a topic is being deleted."""
+
+INITIAL_LEADER_EPOCH = 0
+INITIAL_PARTITION_EPOCH = 0
+
+
+@dataclass(frozen=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        # org.apache.kafka.common.TopicPartition.toString
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    """Leader, leader epoch and ISR of one partition, plus the state znode's data version."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int = INITIAL_PARTITION_EPOCH
+
+    def new_leader(self, leader: int) -> LeaderAndIsr:
+        """A leader change always bumps the leader epoch: followers truncate by it."""
+        return self.new_leader_and_isr(leader, self.isr)
+
+    def new_leader_and_isr(self, leader: int, isr: Sequence[int]) -> LeaderAndIsr:
+        return dataclasses.replace(self, leader=leader, leader_epoch=self.leader_epoch + 1, isr=tuple(isr))
+
+    def new_epoch_and_zk_version(self) -> LeaderAndIsr:
+        return dataclasses.replace(self, leader_epoch=self.leader_epoch + 1, zk_version=self.zk_version + 1)
+
+    def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
+        return dataclasses.replace(self, zk_version=zk_version)
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader >= 0
+
+    def __str__(self) -> str:
+        isr = ", ".join(str(b) for b in self.isr)
+        return (
+            f"LeaderAndIsr(leader={self.leader}, leaderEpoch={self.leader_epoch}, "
+            f"isr=List({isr}), zkVersion={self.zk_version})"
+        )
+
+
+@dataclass(frozen=True)
+class LeaderIsrAndControllerEpoch:
+    """The content of `/brokers/topics/<t>/partitions/<p>/state`."""
+
+    leader_and_isr: LeaderAndIsr
+    controller_epoch: int
+
+    def __str__(self) -> str:
+        lai = self.leader_and_isr
+        isr = ",".join(str(b) for b in lai.isr)
+        return (
+            f"(Leader:{lai.leader},ISR:{isr},LeaderEpoch:{lai.leader_epoch},"
+            f"ControllerEpoch:{self.controller_epoch})"
+        )
+
+
+@dataclass(frozen=True)
+class ReplicaAssignment:
+    """A partition's replicas, with the KIP-455 adding/removing sets of an ongoing reassignment."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.removing_replicas)
+
+    @property
+    def original_replicas(self) -> tuple[int, ...]:
+        return tuple(r for r in self.replicas if r not in self.adding_replicas)
+
+    def reassign_to(self, target: Sequence[int]) -> ReplicaAssignment:
+        """Kafka's `ReplicaAssignment.reassignTo`: the union, target first, and what it adds/removes."""
+        original = self.original_replicas
+        full = tuple(dict.fromkeys([*target, *original]))
+        return ReplicaAssignment(
+            replicas=full,
+            adding_replicas=tuple(r for r in target if r not in original),
+            removing_replicas=tuple(r for r in original if r not in target),
+        )
+
+    def __str__(self) -> str:
+        def csv(ids: tuple[int, ...]) -> str:
+            return ",".join(str(i) for i in ids)
+
+        return (
+            f"ReplicaAssignment(replicas={csv(self.replicas)}, addingReplicas={csv(self.adding_replicas)}, "
+            f"removingReplicas={csv(self.removing_replicas)})"
+        )
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """The content of `/brokers/topics/<t>`: every partition's replica assignment and the topic id."""
+
+    partitions: dict[int, ReplicaAssignment]
+    topic_id: str | None = None
+
+    @property
+    def replicas(self) -> dict[int, list[int]]:
+        return {p: list(a.replicas) for p, a in sorted(self.partitions.items())}
+
+
+@dataclass(frozen=True)
+class EndPoint:
+    listener: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.listener}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """The content of `/brokers/ids/<id>`."""
+
+    broker_id: int
+    endpoints: tuple[EndPoint, ...]
+    timestamp_ms: int
+    rack: str | None = None
+    jmx_port: int = -1
+    listener_security_protocol_map: dict[str, str] = field(default_factory=dict)
+    features: dict[str, tuple[int, int]] = field(default_factory=dict)
+    version: int = 5
+
+    @property
+    def plaintext_endpoint(self) -> EndPoint | None:
+        for endpoint in self.endpoints:
+            if self.listener_security_protocol_map.get(endpoint.listener, endpoint.listener) == "PLAINTEXT":
+                return endpoint
+        return None
+
+
+@dataclass(frozen=True)
+class ProducerIdBlock:
+    broker_id: int
+    block_start: int
+    block_end: int
+
+
+@dataclass(frozen=True)
+class AclEntry:
+    principal: str
+    permission_type: str
+    operation: str
+    host: str

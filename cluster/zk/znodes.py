@@ -1,0 +1,914 @@
+"""Every znode of Kafka's ZooKeeper layout: path, create mode, encode, decode. The only place that knows them.
+
+Modelled on Kafka 2.8 `kafka.zk.ZkData` (kafka-reference.md §1). Rules:
+
+* paths are built from their parents' paths;
+* encoders take every input as an argument (timestamps too) and write keys in an explicit order —
+  Kafka's own order, so that partition state and reassignment znodes are byte-identical to Kafka's;
+* decoders ignore unknown keys, return plain values, and raise `MalformedZNodeError` on bad bytes
+  (a missing znode is the caller's `None`, never an empty default).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote, unquote
+
+from kafkaops.cluster.errors import MalformedZNodeError
+from kafkaops.cluster.zk.values import (
+    AclEntry,
+    BrokerRegistration,
+    EndPoint,
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    ProducerIdBlock,
+    ReplicaAssignment,
+    TopicAssignment,
+    TopicPartition,
+)
+
+
+class CreateMode(enum.Enum):
+    PERSISTENT = "persistent"
+    EPHEMERAL = "ephemeral"
+    PERSISTENT_SEQUENTIAL = "persistent_sequential"
+
+    @property
+    def ephemeral(self) -> bool:
+        return self is CreateMode.EPHEMERAL
+
+    @property
+    def sequential(self) -> bool:
+        return self is CreateMode.PERSISTENT_SEQUENTIAL
+
+
+# --- JSON helpers -------------------------------------------------------------------------------
+
+
+def to_json_bytes(value: Any) -> bytes:
+    """Jackson's default output: compact, no trailing newline, keys in the order given."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _load_object(path: str, data: bytes | None) -> dict[str, Any]:
+    if not data:
+        raise MalformedZNodeError(path, data, "empty data where a JSON object was expected")
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MalformedZNodeError(path, data, f"not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise MalformedZNodeError(path, data, "JSON is not an object")
+    return value
+
+
+def _field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in obj:
+        raise MalformedZNodeError(path, data, f"missing field '{key}'")
+    value = obj[key]
+    # bool is an int in Python, never in Kafka's JSON
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise MalformedZNodeError(path, data, f"field '{key}' has the wrong type")
+    if not isinstance(value, kind):
+        raise MalformedZNodeError(path, data, f"field '{key}' has the wrong type")
+    return value
+
+
+def _int_field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) -> int:
+    return int(_field(path, data, obj, key, int))
+
+
+def _int_list(path: str, data: bytes | None, value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) for v in value):
+        raise MalformedZNodeError(path, data, f"{what} is not a list of integers")
+    return tuple(value)
+
+
+def _string_int(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) -> int:
+    """Kafka writes some numbers as JSON strings (`"timestamp":"1614570663881"`) and reads both forms."""
+    value = _field(path, data, obj, key, (str, int))
+    try:
+        return int(value)
+    except ValueError:
+        raise MalformedZNodeError(path, data, f"field '{key}' is not a number") from None
+
+
+def _partitions_list(path: str, data: bytes | None, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    entries = _field(path, data, obj, "partitions", list)
+    if any(not isinstance(e, dict) for e in entries):
+        raise MalformedZNodeError(path, data, "an entry of 'partitions' is not an object")
+    return entries
+
+
+def _topic_partition(path: str, data: bytes | None, entry: Mapping[str, Any]) -> TopicPartition:
+    return TopicPartition(_field(path, data, entry, "topic", str), _int_field(path, data, entry, "partition"))
+
+
+# --- controller ---------------------------------------------------------------------------------
+
+
+class ControllerZNode:
+    mode = CreateMode.EPHEMERAL
+
+    @staticmethod
+    def path() -> str:
+        return "/controller"
+
+    @staticmethod
+    def encode(broker_id: int, timestamp_ms: int) -> bytes:
+        return to_json_bytes({"version": 1, "brokerid": broker_id, "timestamp": str(timestamp_ms)})
+
+    @staticmethod
+    def decode(data: bytes | None) -> int:
+        """The controller's broker id. 0.8.x wrote a bare integer; read that too."""
+        path = ControllerZNode.path()
+        if data is not None and data.strip().isdigit():
+            return int(data)
+        return _int_field(path, data, _load_object(path, data), "brokerid")
+
+
+class ControllerEpochZNode:
+    mode = CreateMode.PERSISTENT
+    INITIAL_CONTROLLER_EPOCH = 0
+
+    @staticmethod
+    def path() -> str:
+        return "/controller_epoch"
+
+    @staticmethod
+    def encode(epoch: int) -> bytes:
+        return str(epoch).encode("ascii")
+
+    @staticmethod
+    def decode(data: bytes | None) -> int:
+        try:
+            return int((data or b"").decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            raise MalformedZNodeError(ControllerEpochZNode.path(), data, "not a decimal integer") from None
+
+
+# --- brokers ------------------------------------------------------------------------------------
+
+
+class BrokersZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/brokers"
+
+
+class BrokerIdsZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{BrokersZNode.path()}/ids"
+
+
+class BrokerIdZNode:
+    """`/brokers/ids/<id>`: Kafka's v4/v5 registration JSON (Scala 2.12 key order, §1.2)."""
+
+    mode = CreateMode.EPHEMERAL
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"{BrokerIdsZNode.path()}/{broker_id}"
+
+    @staticmethod
+    def encode(broker: BrokerRegistration) -> bytes:
+        plaintext = broker.plaintext_endpoint
+        value: dict[str, Any] = {
+            "listener_security_protocol_map": dict(broker.listener_security_protocol_map),
+            "endpoints": [str(e) for e in broker.endpoints],
+        }
+        if broker.rack is not None:
+            value["rack"] = broker.rack
+        value["jmx_port"] = broker.jmx_port
+        if broker.version >= 5:
+            value["features"] = {
+                name: {"min_version": lo, "max_version": hi} for name, (lo, hi) in broker.features.items()
+            }
+        value["host"] = plaintext.host if plaintext else None
+        value["timestamp"] = str(broker.timestamp_ms)
+        value["port"] = plaintext.port if plaintext else -1
+        value["version"] = broker.version
+        return to_json_bytes(value)
+
+    @staticmethod
+    def decode(broker_id: int, data: bytes | None) -> BrokerRegistration:
+        path = BrokerIdZNode.path(broker_id)
+        obj = _load_object(path, data)
+        version = _int_field(path, data, obj, "version")
+        protocol_map = obj.get("listener_security_protocol_map") or {}
+        if not isinstance(protocol_map, dict):
+            raise MalformedZNodeError(path, data, "listener_security_protocol_map is not an object")
+        endpoints: list[EndPoint] = []
+        if "endpoints" in obj:
+            for text in _field(path, data, obj, "endpoints", list):
+                endpoints.append(_parse_endpoint(path, data, text))
+        else:  # v1: host and port only
+            endpoints.append(
+                EndPoint("PLAINTEXT", _field(path, data, obj, "host", str), _int_field(path, data, obj, "port"))
+            )
+        features: dict[str, tuple[int, int]] = {}
+        for name, bounds in (obj.get("features") or {}).items():
+            if not isinstance(bounds, dict):
+                raise MalformedZNodeError(path, data, f"feature '{name}' is not an object")
+            features[name] = (
+                _int_field(path, data, bounds, "min_version"),
+                _int_field(path, data, bounds, "max_version"),
+            )
+        rack = obj.get("rack")
+        jmx_port = obj.get("jmx_port", -1)
+        return BrokerRegistration(
+            broker_id=broker_id,
+            endpoints=tuple(endpoints),
+            timestamp_ms=_string_int(path, data, obj, "timestamp") if "timestamp" in obj else 0,
+            rack=rack if isinstance(rack, str) else None,
+            jmx_port=jmx_port if isinstance(jmx_port, int) else -1,
+            listener_security_protocol_map={str(k): str(v) for k, v in protocol_map.items()},
+            features=features,
+            version=version,
+        )
+
+
+def _parse_endpoint(path: str, data: bytes | None, text: Any) -> EndPoint:
+    # LISTENER://host:port, where host may be empty or a bracketed IPv6 address
+    if not isinstance(text, str) or "://" not in text:
+        raise MalformedZNodeError(path, data, f"endpoint {text!r} is not LISTENER://host:port")
+    listener, _, address = text.partition("://")
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise MalformedZNodeError(path, data, f"endpoint {text!r} has no port")
+    return EndPoint(listener, host.strip("[]"), int(port))
+
+
+class BrokerSequenceIdZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{BrokersZNode.path()}/seqid"
+
+
+class TopicsZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{BrokersZNode.path()}/topics"
+
+
+class TopicZNode:
+    """`/brokers/topics/<t>`: the replica assignment, written as Kafka 2.8 does (version 3)."""
+
+    mode = CreateMode.PERSISTENT
+    VERSION = 3
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{TopicsZNode.path()}/{topic}"
+
+    @staticmethod
+    def encode(partitions: Mapping[int, ReplicaAssignment], topic_id: str | None = None) -> bytes:
+        def ids(select: str) -> dict[str, list[int]]:
+            chosen = {str(p): list(getattr(a, select)) for p, a in sorted(partitions.items())}
+            return {p: r for p, r in chosen.items() if r or select == "replicas"}
+
+        value: dict[str, Any] = {"partitions": ids("replicas")}
+        if topic_id is not None:
+            value["topic_id"] = topic_id
+        value["adding_replicas"] = ids("adding_replicas")
+        value["removing_replicas"] = ids("removing_replicas")
+        value["version"] = TopicZNode.VERSION
+        return to_json_bytes(value)
+
+    @staticmethod
+    def encode_replicas(replicas: Mapping[int, Sequence[int]], topic_id: str | None = None) -> bytes:
+        return TopicZNode.encode({p: ReplicaAssignment(tuple(r)) for p, r in replicas.items()}, topic_id)
+
+    @staticmethod
+    def decode(topic: str, data: bytes | None) -> TopicAssignment:
+        path = TopicZNode.path(topic)
+        obj = _load_object(path, data)
+
+        def partition_map(key: str, required: bool) -> dict[int, tuple[int, ...]]:
+            raw = obj.get(key)
+            if raw is None:
+                if required:
+                    raise MalformedZNodeError(path, data, f"missing field '{key}'")
+                return {}
+            if not isinstance(raw, dict):
+                raise MalformedZNodeError(path, data, f"field '{key}' is not an object")
+            result = {}
+            for p, replicas in raw.items():
+                if not (isinstance(p, str) and p.lstrip("-").isdigit()):
+                    raise MalformedZNodeError(path, data, f"partition id {p!r} is not an integer")
+                result[int(p)] = _int_list(path, data, replicas, f"replicas of partition {p}")
+            return result
+
+        replicas = partition_map("partitions", required=True)
+        adding = partition_map("adding_replicas", required=False)
+        removing = partition_map("removing_replicas", required=False)
+        topic_id = obj.get("topic_id")
+        return TopicAssignment(
+            partitions={
+                p: ReplicaAssignment(r, adding.get(p, ()), removing.get(p, ())) for p, r in replicas.items()
+            },
+            topic_id=topic_id if isinstance(topic_id, str) else None,
+        )
+
+
+class TopicPartitionsZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{TopicZNode.path(topic)}/partitions"
+
+
+class TopicPartitionZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(topic: str, partition: int) -> str:
+        return f"{TopicPartitionsZNode.path(topic)}/{partition}"
+
+
+class TopicPartitionStateZNode:
+    """`/brokers/topics/<t>/partitions/<p>/state`: byte-identical to Kafka (immutable Map5 order)."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(topic: str, partition: int) -> str:
+        return f"{TopicPartitionZNode.path(topic, partition)}/state"
+
+    @staticmethod
+    def encode(state: LeaderIsrAndControllerEpoch) -> bytes:
+        lai = state.leader_and_isr
+        return to_json_bytes(
+            {
+                "controller_epoch": state.controller_epoch,
+                "leader": lai.leader,
+                "version": 1,
+                "leader_epoch": lai.leader_epoch,
+                "isr": list(lai.isr),
+            }
+        )
+
+    @staticmethod
+    def decode(topic: str, partition: int, data: bytes | None, zk_version: int) -> LeaderIsrAndControllerEpoch:
+        path = TopicPartitionStateZNode.path(topic, partition)
+        obj = _load_object(path, data)
+        return LeaderIsrAndControllerEpoch(
+            LeaderAndIsr(
+                leader=_int_field(path, data, obj, "leader"),
+                leader_epoch=_int_field(path, data, obj, "leader_epoch"),
+                isr=_int_list(path, data, _field(path, data, obj, "isr", list), "isr"),
+                zk_version=zk_version,
+            ),
+            controller_epoch=_int_field(path, data, obj, "controller_epoch"),
+        )
+
+
+# --- admin intents ------------------------------------------------------------------------------
+
+
+class AdminZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/admin"
+
+
+class DeleteTopicsZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{AdminZNode.path()}/delete_topics"
+
+
+class DeleteTopicsTopicZNode:
+    """`/admin/delete_topics/<t>`: its existence is the intent; no data."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{DeleteTopicsZNode.path()}/{topic}"
+
+    @staticmethod
+    def encode() -> bytes:
+        return b""
+
+
+class ReassignPartitionsZNode:
+    """`/admin/reassign_partitions`: byte-identical to Kafka 2.8's Jackson bean output (§1.5)."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{AdminZNode.path()}/reassign_partitions"
+
+    @staticmethod
+    def encode(reassignment: Mapping[TopicPartition, Sequence[int]]) -> bytes:
+        """Partitions in the iteration order of `reassignment`, as Kafka writes them."""
+        return to_json_bytes(
+            {
+                "version": 1,
+                "partitions": [
+                    {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
+                    for tp, replicas in reassignment.items()
+                ],
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> dict[TopicPartition, tuple[int, ...]]:
+        path = ReassignPartitionsZNode.path()
+        obj = _load_object(path, data)
+        result: dict[TopicPartition, tuple[int, ...]] = {}
+        for entry in _partitions_list(path, data, obj):
+            tp = _topic_partition(path, data, entry)
+            result[tp] = _int_list(path, data, _field(path, data, entry, "replicas", list), f"replicas of {tp}")
+        return result
+
+
+class PreferredReplicaElectionZNode:
+    """`/admin/preferred_replica_election`: a set of partitions (the decoder dedups, as Kafka's Set does)."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{AdminZNode.path()}/preferred_replica_election"
+
+    @staticmethod
+    def encode(partitions: Iterable[TopicPartition]) -> bytes:
+        return to_json_bytes(_partitions_document(partitions))
+
+    @staticmethod
+    def decode(data: bytes | None) -> set[TopicPartition]:
+        return _decode_partitions_document(PreferredReplicaElectionZNode.path(), data)
+
+
+def _partitions_document(partitions: Iterable[TopicPartition]) -> dict[str, Any]:
+    unique = dict.fromkeys(partitions)
+    return {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in unique]}
+
+
+def _decode_partitions_document(path: str, data: bytes | None) -> set[TopicPartition]:
+    obj = _load_object(path, data)
+    return {_topic_partition(path, data, entry) for entry in _partitions_list(path, data, obj)}
+
+
+# --- notifications ------------------------------------------------------------------------------
+
+
+class IsrChangeNotificationZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/isr_change_notification"
+
+
+class IsrChangeNotificationSequenceZNode:
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    PREFIX = "isr_change_"
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        return f"{IsrChangeNotificationZNode.path()}/{IsrChangeNotificationSequenceZNode.PREFIX}{sequence}"
+
+    @staticmethod
+    def encode(partitions: Iterable[TopicPartition]) -> bytes:
+        return to_json_bytes(_partitions_document(partitions))
+
+    @staticmethod
+    def decode(data: bytes | None) -> set[TopicPartition]:
+        return _decode_partitions_document(IsrChangeNotificationZNode.path(), data)
+
+
+class LogDirEventNotificationZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/log_dir_event_notification"
+
+
+class LogDirEventNotificationSequenceZNode:
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    PREFIX = "log_dir_event_"
+    LOG_DIR_FAILURE = 1
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        return f"{LogDirEventNotificationZNode.path()}/{LogDirEventNotificationSequenceZNode.PREFIX}{sequence}"
+
+    @staticmethod
+    def encode(broker_id: int, event: int = LOG_DIR_FAILURE) -> bytes:
+        return to_json_bytes({"version": 1, "broker": broker_id, "event": event})
+
+    @staticmethod
+    def decode(data: bytes | None) -> int:
+        """The id of the broker whose log dir failed."""
+        path = LogDirEventNotificationZNode.path()
+        return _int_field(path, data, _load_object(path, data), "broker")
+
+
+# --- configs ------------------------------------------------------------------------------------
+
+
+class ConfigType:
+    """Kafka's `ConfigType`: the entity types under `/config` (`ips` exists from 2.8)."""
+
+    TOPIC = "topics"
+    CLIENT = "clients"
+    USER = "users"
+    BROKER = "brokers"
+    IP = "ips"
+    ALL = (TOPIC, CLIENT, USER, BROKER, IP)
+
+
+DEFAULT_ENTITY_NAME = "<default>"
+"""`ConfigEntityName.Default`: the entity that holds cluster-wide defaults."""
+
+
+def sanitize_entity_name(name: str) -> str:
+    """Kafka's `Sanitizer.sanitize`: URL-encode user and client ids so they are valid znode names.
+
+    Kafka uses Java's URLEncoder, then replaces `+` by `%20` and `*` by `%2A`.
+    """
+    if name == DEFAULT_ENTITY_NAME:
+        return name
+    # Python's quote keeps "~" unreserved; Java's URLEncoder does not
+    return quote(name, safe="-_.").replace("~", "%7E")
+
+
+def desanitize_entity_name(name: str) -> str:
+    return unquote(name)
+
+
+class ConfigZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/config"
+
+
+class ConfigEntityTypeZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(entity_type: str) -> str:
+        return f"{ConfigZNode.path()}/{entity_type}"
+
+
+class ConfigEntityZNode:
+    """`/config/<type>/<name>`: `{"version":1,"config":{…}}`, values always strings."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(entity_type: str, entity_path: str) -> str:
+        """`entity_path` is the sanitized name (`alice/clients/c1` for a user's client quota)."""
+        return f"{ConfigEntityTypeZNode.path(entity_type)}/{entity_path}"
+
+    @staticmethod
+    def encode(config: Mapping[str, str]) -> bytes:
+        return to_json_bytes({"version": 1, "config": {k: str(v) for k, v in config.items()}})
+
+    @staticmethod
+    def decode(path: str, data: bytes | None) -> dict[str, str]:
+        """Kafka reads a config znode with no data as no overrides (`{}`)."""
+        if not data:
+            return {}
+        obj = _load_object(path, data)
+        config = obj.get("config", {})
+        if not isinstance(config, dict) or any(not isinstance(v, str) for v in config.values()):
+            raise MalformedZNodeError(path, data, "field 'config' is not an object of strings")
+        return dict(config)
+
+
+class ConfigEntityChangeNotificationZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{ConfigZNode.path()}/changes"
+
+
+class ConfigEntityChangeNotificationSequenceZNode:
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    PREFIX = "config_change_"
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        return (
+            f"{ConfigEntityChangeNotificationZNode.path()}/"
+            f"{ConfigEntityChangeNotificationSequenceZNode.PREFIX}{sequence}"
+        )
+
+    @staticmethod
+    def encode(entity_path: str) -> bytes:
+        return to_json_bytes({"version": 2, "entity_path": entity_path})
+
+    @staticmethod
+    def decode(data: bytes | None) -> str:
+        """The changed entity's path (`topics/foo`), from a version 1 or version 2 notification."""
+        path = ConfigEntityChangeNotificationZNode.path()
+        obj = _load_object(path, data)
+        version = _int_field(path, data, obj, "version")
+        if version == 1:
+            entity_type = _field(path, data, obj, "entity_type", str)
+            return f"{entity_type}/{_field(path, data, obj, 'entity_name', str)}"
+        if version == 2:
+            return str(_field(path, data, obj, "entity_path", str))
+        raise MalformedZNodeError(path, data, f"unknown config change notification version {version}")
+
+
+# --- cluster-wide -------------------------------------------------------------------------------
+
+
+class ClusterZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/cluster"
+
+
+class ClusterIdZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return f"{ClusterZNode.path()}/id"
+
+    @staticmethod
+    def encode(cluster_id: str) -> bytes:
+        return to_json_bytes({"version": "1", "id": cluster_id})
+
+    @staticmethod
+    def decode(data: bytes | None) -> str:
+        path = ClusterIdZNode.path()
+        return str(_field(path, data, _load_object(path, data), "id", str))
+
+
+class ProducerIdBlockZNode:
+    mode = CreateMode.PERSISTENT
+    BLOCK_SIZE = 1000
+
+    @staticmethod
+    def path() -> str:
+        return "/latest_producer_id_block"
+
+    @staticmethod
+    def encode(block: ProducerIdBlock) -> bytes:
+        return to_json_bytes(
+            {
+                "version": 1,
+                "broker": block.broker_id,
+                "block_start": str(block.block_start),
+                "block_end": str(block.block_end),
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> ProducerIdBlock:
+        path = ProducerIdBlockZNode.path()
+        obj = _load_object(path, data)
+        return ProducerIdBlock(
+            broker_id=_int_field(path, data, obj, "broker"),
+            block_start=_string_int(path, data, obj, "block_start"),
+            block_end=_string_int(path, data, obj, "block_end"),
+        )
+
+
+class FeatureZNode:
+    """`/feature` (2.7+); written in Scala 2.13's mutable-map order `features,version,status`."""
+
+    mode = CreateMode.PERSISTENT
+    DISABLED = 0
+    ENABLED = 1
+
+    @staticmethod
+    def path() -> str:
+        return "/feature"
+
+    @staticmethod
+    def encode(status: int, features: Mapping[str, tuple[int, int]]) -> bytes:
+        return to_json_bytes(
+            {
+                "features": {
+                    name: {"min_version_level": lo, "max_version_level": hi} for name, (lo, hi) in features.items()
+                },
+                "version": 1,
+                "status": status,
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[int, dict[str, tuple[int, int]]]:
+        path = FeatureZNode.path()
+        obj = _load_object(path, data)
+        features = {}
+        for name, levels in _field(path, data, obj, "features", dict).items():
+            if not isinstance(levels, dict):
+                raise MalformedZNodeError(path, data, f"feature '{name}' is not an object")
+            features[name] = (
+                _int_field(path, data, levels, "min_version_level"),
+                _int_field(path, data, levels, "max_version_level"),
+            )
+        return _int_field(path, data, obj, "status"), features
+
+
+class ConsumerPathZNode:
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path() -> str:
+        return "/consumers"
+
+
+class ConsumerOffsetZNode:
+    """`/consumers/<group>/offsets/<t>/<p>`: the old consumer's committed offset, a decimal string."""
+
+    mode = CreateMode.PERSISTENT
+
+    @staticmethod
+    def path(group: str, topic: str, partition: int) -> str:
+        return f"{ConsumerPathZNode.path()}/{group}/offsets/{topic}/{partition}"
+
+    @staticmethod
+    def encode(offset: int) -> bytes:
+        return str(offset).encode("ascii")
+
+    @staticmethod
+    def decode(group: str, topic: str, partition: int, data: bytes | None) -> int:
+        try:
+            return int((data or b"").decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            path = ConsumerOffsetZNode.path(group, topic, partition)
+            raise MalformedZNodeError(path, data, "not a decimal offset") from None
+
+
+# --- ACLs and delegation tokens -----------------------------------------------------------------
+
+
+class AclZNode:
+    """`/kafka-acl/<ResourceType>/<name>` (literal patterns) and `/kafka-acl-extended/prefixed/...`."""
+
+    mode = CreateMode.PERSISTENT
+    LITERAL_ROOT = "/kafka-acl"
+    PREFIXED_ROOT = "/kafka-acl-extended/prefixed"
+
+    @staticmethod
+    def path(resource_type: str, name: str, pattern_type: str = "LITERAL") -> str:
+        root = AclZNode.LITERAL_ROOT if pattern_type == "LITERAL" else AclZNode.PREFIXED_ROOT
+        return f"{root}/{resource_type}/{name}"
+
+    @staticmethod
+    def encode(acls: Iterable[AclEntry]) -> bytes:
+        return to_json_bytes(
+            {
+                "version": 1,
+                "acls": [
+                    {
+                        "principal": a.principal,
+                        "permissionType": a.permission_type,
+                        "operation": a.operation,
+                        "host": a.host,
+                    }
+                    for a in acls
+                ],
+            }
+        )
+
+    @staticmethod
+    def decode(path: str, data: bytes | None) -> list[AclEntry]:
+        obj = _load_object(path, data)
+        result = []
+        for entry in _field(path, data, obj, "acls", list):
+            if not isinstance(entry, dict):
+                raise MalformedZNodeError(path, data, "an ACL is not an object")
+            result.append(
+                AclEntry(
+                    principal=_field(path, data, entry, "principal", str),
+                    permission_type=_field(path, data, entry, "permissionType", str),
+                    operation=_field(path, data, entry, "operation", str),
+                    host=_field(path, data, entry, "host", str),
+                )
+            )
+        return result
+
+
+class AclChangeNotificationSequenceZNode:
+    """`/kafka-acl-changes/acl_changes_<seq>`: the changed resource as plain text, `Topic:foo`."""
+
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    ROOT = "/kafka-acl-changes"
+    PREFIX = "acl_changes_"
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        return f"{AclChangeNotificationSequenceZNode.ROOT}/{AclChangeNotificationSequenceZNode.PREFIX}{sequence}"
+
+    @staticmethod
+    def encode(resource_type: str, name: str) -> bytes:
+        return f"{resource_type}:{name}".encode()
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[str, str]:
+        text = (data or b"").decode("utf-8", errors="strict")
+        resource_type, sep, name = text.partition(":")
+        if not sep:
+            raise MalformedZNodeError(AclChangeNotificationSequenceZNode.path(), data, "not <ResourceType>:<name>")
+        return resource_type, name
+
+
+class ExtendedAclChangeNotificationSequenceZNode:
+    """`/kafka-acl-extended-changes/acl_changes_<seq>` (2.0+, prefixed ACLs)."""
+
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    ROOT = "/kafka-acl-extended-changes"
+    PREFIX = "acl_changes_"
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        root = ExtendedAclChangeNotificationSequenceZNode.ROOT
+        return f"{root}/{ExtendedAclChangeNotificationSequenceZNode.PREFIX}{sequence}"
+
+    @staticmethod
+    def encode(resource_type: str, name: str, pattern_type: str) -> bytes:
+        return to_json_bytes({"version": 1, "resourceType": resource_type, "name": name, "patternType": pattern_type})
+
+    @staticmethod
+    def decode(data: bytes | None) -> tuple[str, str, str]:
+        path = ExtendedAclChangeNotificationSequenceZNode.ROOT
+        obj = _load_object(path, data)
+        return (
+            _field(path, data, obj, "resourceType", str),
+            _field(path, data, obj, "name", str),
+            _field(path, data, obj, "patternType", str),
+        )
+
+
+class DelegationTokenZNode:
+    """`/delegation_token/tokens/<id>` (1.1+). kafkaops issues no tokens; the path is reserved."""
+
+    mode = CreateMode.PERSISTENT
+    ROOT = "/delegation_token"
+
+    @staticmethod
+    def path(token_id: str) -> str:
+        return f"{DelegationTokenZNode.ROOT}/tokens/{token_id}"
+
+
+class DelegationTokenChangeNotificationSequenceZNode:
+    """`/delegation_token/token_changes/token_change_<seq>`: the token id as plain text."""
+
+    mode = CreateMode.PERSISTENT_SEQUENTIAL
+    PREFIX = "token_change_"
+
+    @staticmethod
+    def path(sequence: str = "") -> str:
+        prefix = DelegationTokenChangeNotificationSequenceZNode.PREFIX
+        return f"{DelegationTokenZNode.ROOT}/token_changes/{prefix}{sequence}"
+
+    @staticmethod
+    def encode(token_id: str) -> bytes:
+        return token_id.encode()
+
+    @staticmethod
+    def decode(data: bytes | None) -> str:
+        return (data or b"").decode("utf-8")
+
+
+PERSISTENT_PATHS: tuple[str, ...] = (
+    ConsumerPathZNode.path(),
+    BrokerIdsZNode.path(),
+    TopicsZNode.path(),
+    ConfigEntityChangeNotificationZNode.path(),
+    DeleteTopicsZNode.path(),
+    BrokerSequenceIdZNode.path(),
+    IsrChangeNotificationZNode.path(),
+    ProducerIdBlockZNode.path(),
+    LogDirEventNotificationZNode.path(),
+    *(ConfigEntityTypeZNode.path(t) for t in ConfigType.ALL),
+)
+"""Kafka 2.8 `ZkData.PersistentZkPaths`: created (with null data) by every broker at start-up."""
+
+SEQUENCE_WIDTH = 10
+"""ZooKeeper appends a 10-digit zero-padded counter to sequential znodes."""

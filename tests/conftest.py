@@ -1,0 +1,66 @@
+"""Fixtures shared by every test: one real ZooKeeper per test session, a fresh chroot per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
+from kafkaops.cluster.local.standin import register_standin_brokers
+from kafkaops.cluster.zk.client import KafkaZkClient
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeeper]:
+    server = LocalZooKeeper(state_dir=tmp_path_factory.mktemp("zk-state"), port=free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def zk_connect(zookeeper_server: LocalZooKeeper) -> str:
+    """A connect string with a chroot of this test's own."""
+    return f"{zookeeper_server.connect_string}/kafkaops-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator[KafkaZkClient]:
+    client = KafkaZkClient(zk_connect)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def brokers(zk_connect: str) -> Iterator[Callable[..., KafkaZkClient]]:
+    """`brokers([0, 1, 2], racks={...})` registers stand-in brokers for the rest of the test."""
+    sessions: list[KafkaZkClient] = []
+
+    def register(ids: list[int], racks: dict[int, str] | None = None) -> KafkaZkClient:
+        session = KafkaZkClient(zk_connect)
+        sessions.append(session)
+        register_standin_brokers(session, ids, racks)
+        return session
+
+    try:
+        yield register
+    finally:
+        for session in sessions:
+            session.close()
+
+
+@pytest.fixture
+def cli_env(zk_connect: str, tmp_path: Path) -> dict[str, str]:
+    """Environment for running `kafkaops` against this test's chroot, isolated from ~/.kafkaops."""
+    env = dict(os.environ)
+    env.update({"KAFKAOPS_ZOOKEEPER": zk_connect, "KAFKAOPS_STATE_DIR": str(tmp_path / "state")})
+    env.pop("KAFKAOPS_CONFIG", None)
+    return env
