@@ -265,7 +265,6 @@ def _validate_replica_assignment(
     assignment: Mapping[int, Sequence[int]], expected_rf: int, brokers: Sequence[int]
 ) -> None:
     """Kafka's `AdminZkClient.validateReplicaAssignment`: per partition in order, then the RF check."""
-    available = set(brokers)
     for partition, replicas in assignment.items():
         if not replicas:
             raise InvalidReplicaAssignmentError(
@@ -276,17 +275,22 @@ def _validate_replica_assignment(
                 f"Duplicate brokers not allowed in replica assignment: {_join(replicas)} "
                 f"for partition id {partition}."
             )
-        if not available.issuperset(replicas):
-            raise BrokerNotAvailableError(
-                f"Some brokers specified for partition id {partition} are not available. Specified brokers: "
-                f"{_join(replicas)}, available brokers: {_join(_scala_set_order(brokers))}."
-            )
+        check_brokers_available(partition, replicas, brokers)
     bad = sorted((p, len(r)) for p, r in assignment.items() if len(r) != expected_rf)
     if bad:
         raise InvalidReplicaAssignmentError(
             f"Inconsistent replication factor between partitions, partition 0 has {expected_rf} while "
             f"partitions [{_join(p for p, _ in bad)}] have replication factors "
             f"[{_join(rf for _, rf in bad)}], respectively."
+        )
+
+
+def check_brokers_available(partition: int, replicas: Sequence[int], brokers: Sequence[int]) -> None:
+    """Every replica of `partition` must be a registered broker (Kafka's add-partitions text)."""
+    if not set(brokers).issuperset(replicas):
+        raise BrokerNotAvailableError(
+            f"Some brokers specified for partition id {partition} are not available. Specified brokers: "
+            f"{_join(replicas)}, available brokers: {_join(_scala_set_order(brokers))}."
         )
 
 

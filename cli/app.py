@@ -12,6 +12,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help text: it is also printed after usage errors, as Kafka does
     context_settings={"help_option_names": ["--help", "-h"]},
 )
 

@@ -12,8 +12,10 @@ from kafkaops.cli.common import state_dir
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
-app = typer.Typer(help="Run a local cluster.", no_args_is_help=True)
-zookeeper_app = typer.Typer(help="The local ZooKeeper (Debian's zookeeper package), on 127.0.0.1.", no_args_is_help=True)
+app = typer.Typer(help="Run a local cluster.", no_args_is_help=True, rich_markup_mode=None)
+zookeeper_app = typer.Typer(
+    help="The local ZooKeeper (Debian's zookeeper package), on 127.0.0.1.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(zookeeper_app, name="zookeeper")
 
 StateDir = Annotated[

@@ -82,6 +82,7 @@ def resolve_entity(
 
 @kafka_errors()
 def configs_command(
+    ctx: typer.Context,
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
     zookeeper_connect: Annotated[str | None, typer.Option("--zookeeper", metavar="<urls>", help="The connection string for the zookeeper connection in the form host:port. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.")] = None,

@@ -58,8 +58,8 @@ def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
             try:
                 return command(*args, **kwargs)
             except UsageError as error:
-                ctx = _current_context()
-                raise fail(str(error), usage=ctx.get_help() if ctx else None) from None
+                ctx = kwargs.get("ctx")  # commands that print their usage on errors take `ctx: typer.Context`
+                raise fail(str(error), usage=ctx.get_help() if ctx is not None else None) from None
             except (UserError, KafkaOpsError) as error:
                 if kwargs.get("output") == OutputFormat.json:
                     sys.stdout.write(json.dumps({json_key: str(error)}) + "\n")
@@ -69,11 +69,3 @@ def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
 
     return decorate
 
-
-def _current_context() -> Any:
-    try:
-        import typer._click as click  # Typer vendors click; the context is only needed for --help text
-
-        return click.get_current_context(silent=True)
-    except Exception:  # pragma: no cover - a newer Typer may move it; the message alone still prints
-        return None

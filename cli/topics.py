@@ -88,6 +88,7 @@ def _invalid(given: set[str], used: str, invalid: set[str]) -> None:
 
 @kafka_errors(ERROR_PREFIX)
 def topics_command(
+    ctx: typer.Context,
     create: Annotated[bool, typer.Option("--create", help="Create a new topic.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List all available topics.")] = False,
     alter: Annotated[bool, typer.Option("--alter", help="Alter the number of partitions, replica assignment, and/or configuration for the topic.")] = False,
@@ -128,8 +129,8 @@ def topics_command(
             "if-not-exists": if_not_exists, "disable-rack-aware": disable_rack_aware, "force": force,
             "exclude-internal": exclude_internal,
         }.items()
-        # an empty --replica-assignment counts as not given, as in Kafka
-        if value not in (None, False, [], "")
+        # an empty --replica-assignment counts as not given, as in Kafka (and 0 is a given number)
+        if not (value is None or value is False or value == [] or value == "")
     }
     check_args(given, has_args=bool(given) or command_config is not None)
     assignment = parse_replica_assignment(replica_assignment) if replica_assignment else None

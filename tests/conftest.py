@@ -64,3 +64,37 @@ def cli_env(zk_connect: str, tmp_path: Path) -> dict[str, str]:
     env.update({"KAFKAOPS_ZOOKEEPER": zk_connect, "KAFKAOPS_STATE_DIR": str(tmp_path / "state")})
     env.pop("KAFKAOPS_CONFIG", None)
     return env
+
+
+def read_tree(client: KafkaZkClient, path: str = "/") -> dict[str, bytes]:
+    """Every znode under `path` with its data: compare before and after to prove nothing changed."""
+    tree: dict[str, bytes] = {}
+    stack = [path]
+    while stack:
+        current = stack.pop()
+        entry = client.get(current)
+        if entry is None:
+            continue
+        tree[current] = entry[0]
+        for child in client.get_children(current) or []:
+            stack.append(f"{current.rstrip('/')}/{child}")
+    return tree
+
+
+@pytest.fixture
+def zk_tree(zk: KafkaZkClient) -> Callable[[], dict[str, bytes]]:
+    """`zk_tree()`: a snapshot of this test's chroot."""
+    return lambda: read_tree(zk)
+
+
+@pytest.fixture
+def run_cli(cli_env: dict[str, str]) -> Callable[..., object]:
+    """Run `kafkaops <args>` in-process against this test's chroot; returns the CliRunner result."""
+    from typer.testing import CliRunner
+
+    from kafkaops.cli.app import app
+
+    def run(*args: str, env: dict[str, str] | None = None) -> object:
+        return CliRunner().invoke(app, list(args), env={**cli_env, **(env or {})}, catch_exceptions=False)
+
+    return run

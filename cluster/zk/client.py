@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -239,6 +240,9 @@ class ZkClient:
                 raise result
         return list(results)
 
+
+# The chroot is created on connect (as Kafka brokers do), so kazoo's warning about it is noise.
+warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
 
 _QUIET_LOGGER = logging.getLogger("kafkaops.zk.kazoo")
 """kazoo logs every failed connection attempt; an operator only needs the final verdict."""
