@@ -122,11 +122,11 @@ def configs_command(
                 raise InvalidArgumentError(
                     "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"
                 )
-            to_add = (
-                admin_configs.load_properties(add_config_file)
-                if add_config_file is not None
-                else admin_configs.parse_add_config(add_config or "")
-            )
+            to_add = {}
+            if add_config_file is not None:
+                to_add = admin_configs.load_properties(add_config_file)
+            elif add_config is not None:
+                to_add = admin_configs.parse_add_config(add_config)
             if "message.format.version" in to_add:
                 lines.append(MESSAGE_FORMAT_WARNING.format(to_add["message.format.version"]))
             to_delete = [key.strip() for value in delete_config or [] for key in value.split(",")]

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from kafkaops.cluster.errors import MalformedZNodeError
+from kafkaops.cluster.zk.jvm_order import properties_order
 from kafkaops.cluster.zk.values import (
     AclEntry,
     BrokerRegistration,
@@ -587,7 +588,8 @@ class ConfigEntityZNode:
 
     @staticmethod
     def encode(config: Mapping[str, str]) -> bytes:
-        return to_json_bytes({"version": 1, "config": {k: str(v) for k, v in config.items()}})
+        """Keys in `java.util.Properties` order (Java 9+), as Kafka serialises them."""
+        return to_json_bytes({"version": 1, "config": {k: str(config[k]) for k in properties_order(config)}})
 
     @staticmethod
     def decode(path: str, data: bytes | None) -> dict[str, str]:
