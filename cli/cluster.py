@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.cli.common import state_dir
+from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
@@ -17,6 +18,7 @@ zookeeper_app = typer.Typer(
     help="The local ZooKeeper (Debian's zookeeper package), on 127.0.0.1.", no_args_is_help=True, rich_markup_mode=None
 )
 app.add_typer(zookeeper_app, name="zookeeper")
+app.command("demo")(demo_command)
 
 StateDir = Annotated[
     Path | None,
