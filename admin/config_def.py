@@ -276,10 +276,7 @@ TOPIC_TO_BROKER_CONFIG = {
 }
 
 BROKER_DYNAMIC_CONFIGS: dict[str, ConfigKey] = _definitions(
-    *(
-        ConfigKey(name, ConfigType.LONG, str(LONG_MAX), at_least(0))
-        for name in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING
-    ),
+    *(ConfigKey(name, ConfigType.LONG, str(LONG_MAX), at_least(0)) for name in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING),
     # cluster-wide log defaults (DynamicLogConfig): the broker-side names of the topic configs
     *(
         dataclasses.replace(TOPIC_CONFIGS[topic_name], name=broker_name)

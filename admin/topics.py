@@ -142,7 +142,9 @@ class CreateTopicResult:
     config: dict[str, str]
 
 
-def rack_map(zk: KafkaZkClient, rack_aware: bool, broker_ids: Sequence[int] | None = None) -> tuple[list[int], dict[int, str] | None]:
+def rack_map(
+    zk: KafkaZkClient, rack_aware: bool, broker_ids: Sequence[int] | None = None
+) -> tuple[list[int], dict[int, str] | None]:
     """`AdminZkClient.getBrokerMetadatas(rackAwareMode)`: sorted live broker ids and their racks.
 
     Rack mode Enforced refuses a cluster where some but not all brokers have a rack.
@@ -179,10 +181,10 @@ def create_topic(
         _check_brokers_registered(assignment, broker_ids)
     else:
         if partitions is None or replication_factor is None:
-            raise InvalidArgumentError("--partitions and --replication-factor are required without --replica-assignment")
-        assignment = assign.assign_replicas_to_brokers(
-            broker_ids, partitions, replication_factor, racks=racks, rng=rng
-        )
+            raise InvalidArgumentError(
+                "--partitions and --replication-factor are required without --replica-assignment"
+            )
+        assignment = assign.assign_replicas_to_brokers(broker_ids, partitions, replication_factor, racks=racks, rng=rng)
     try:
         _validate_topic_create(zk, topic, assignment, config)
         zk.create_topic(topic, assignment, config)

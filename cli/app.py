@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-
 from kafkaops.cli import cluster, configs, topics
 
 app = typer.Typer(

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import kafka_errors
@@ -22,7 +21,9 @@ app.command("demo")(demo_command)
 
 StateDir = Annotated[
     Path | None,
-    typer.Option("--state-dir", help="Where the local cluster keeps its data (default $KAFKAOPS_STATE_DIR or ~/.kafkaops)."),
+    typer.Option(
+        "--state-dir", help="Where the local cluster keeps its data (default $KAFKAOPS_STATE_DIR or ~/.kafkaops)."
+    ),
 ]
 
 
@@ -37,7 +38,9 @@ def _local(state: Path | None, port: int | None = None) -> LocalZooKeeper:
 @kafka_errors()
 def zookeeper_start(
     state: StateDir = None,
-    port: Annotated[int | None, typer.Option("--port", help=f"Client port (default {DEFAULT_PORT}, or the last one used).")] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help=f"Client port (default {DEFAULT_PORT}, or the last one used).")
+    ] = None,
 ) -> None:
     """Start ZooKeeper and wait until it answers `ruok`."""
     zk = _local(state, port)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from kafkaops.admin import configs as admin_configs
 from kafkaops.cli.common import zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
@@ -29,7 +28,9 @@ def resolve_entity(
     alter: bool,
 ) -> admin_configs.ConfigEntity:
     """Kafka's `ConfigCommandOptions.checkArgs` entity rules and `parseEntity`, for one entity."""
-    flag_types = [ConfigType.TOPIC] * (topic is not None) + [ConfigType.BROKER] * (broker is not None or broker_defaults)
+    flag_types = [ConfigType.TOPIC] * (topic is not None) + [ConfigType.BROKER] * (
+        broker is not None or broker_defaults
+    )
     if (entity_types or entity_names or entity_default) and flag_types:
         raise InvalidArgumentError(
             "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
@@ -85,23 +86,79 @@ def configs_command(
     ctx: typer.Context,
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
-    zookeeper_connect: Annotated[str | None, typer.Option("--zookeeper", metavar="<urls>", help="The connection string for the zookeeper connection in the form host:port. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.")] = None,
+    zookeeper_connect: Annotated[
+        str | None,
+        typer.Option(
+            "--zookeeper",
+            metavar="<urls>",
+            help="The connection string for the zookeeper connection in the form host:port. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
+        ),
+    ] = None,
     bootstrap_server: Annotated[str | None, typer.Option("--bootstrap-server", hidden=True)] = None,
-    entity_type: Annotated[list[str] | None, typer.Option("--entity-type", metavar="<String>", help="Type of entity (topics/clients/users/brokers/broker-loggers/ips)")] = None,
-    entity_name: Annotated[list[str] | None, typer.Option("--entity-name", metavar="<String>", help="Name of entity (topic name/client id/user principal name/broker id/ip)")] = None,
-    entity_default: Annotated[bool, typer.Option("--entity-default", help="Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)")] = False,
-    add_config: Annotated[str | None, typer.Option("--add-config", metavar="<String>", help="Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.")] = None,
-    add_config_file: Annotated[Path | None, typer.Option("--add-config-file", metavar="<String>", help="Path to a properties file with configs to add.")] = None,
-    delete_config: Annotated[list[str] | None, typer.Option("--delete-config", metavar="<String>", help="config keys to remove 'k1,k2'")] = None,
+    entity_type: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entity-type", metavar="<String>", help="Type of entity (topics/clients/users/brokers/broker-loggers/ips)"
+        ),
+    ] = None,
+    entity_name: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entity-name",
+            metavar="<String>",
+            help="Name of entity (topic name/client id/user principal name/broker id/ip)",
+        ),
+    ] = None,
+    entity_default: Annotated[
+        bool,
+        typer.Option(
+            "--entity-default",
+            help="Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)",
+        ),
+    ] = False,
+    add_config: Annotated[
+        str | None,
+        typer.Option(
+            "--add-config",
+            metavar="<String>",
+            help="Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.",
+        ),
+    ] = None,
+    add_config_file: Annotated[
+        Path | None,
+        typer.Option("--add-config-file", metavar="<String>", help="Path to a properties file with configs to add."),
+    ] = None,
+    delete_config: Annotated[
+        list[str] | None, typer.Option("--delete-config", metavar="<String>", help="config keys to remove 'k1,k2'")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Suppress console prompts")] = False,
     topic: Annotated[str | None, typer.Option("--topic", metavar="<String>", help="The topic's name.")] = None,
     broker: Annotated[str | None, typer.Option("--broker", metavar="<String>", help="The broker's ID.")] = None,
-    broker_defaults: Annotated[bool, typer.Option("--broker-defaults", help="The config defaults for all brokers.")] = False,
-    output: Annotated[OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")] = OutputFormat.text,
+    broker_defaults: Annotated[
+        bool, typer.Option("--broker-defaults", help="The config defaults for all brokers.")
+    ] = False,
+    output: Annotated[
+        OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")
+    ] = OutputFormat.text,
 ) -> None:
     """Add/remove or list entity configs for topics and brokers (Kafka's kafka-configs, ZooKeeper mode)."""
-    if not any((alter, describe, zookeeper_connect, entity_type, entity_name, entity_default, add_config,
-                add_config_file, delete_config, topic, broker, broker_defaults, force)):
+    if not any(
+        (
+            alter,
+            describe,
+            zookeeper_connect,
+            entity_type,
+            entity_name,
+            entity_default,
+            add_config,
+            add_config_file,
+            delete_config,
+            topic,
+            broker,
+            broker_defaults,
+            force,
+        )
+    ):
         raise UsageError(DESCRIPTION)
     if alter == describe:
         raise UsageError("Command must include exactly one action: --describe, --alter")
@@ -109,10 +166,10 @@ def configs_command(
         if describe and {"alter": alter, "add-config": add_config, "delete-config": delete_config}[other]:
             raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
     if bootstrap_server:
-        raise InvalidArgumentError("kafkaops configs works through ZooKeeper: use --zookeeper instead of --bootstrap-server")
-    entity = resolve_entity(
-        entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter
-    )
+        raise InvalidArgumentError(
+            "kafkaops configs works through ZooKeeper: use --zookeeper instead of --bootstrap-server"
+        )
+    entity = resolve_entity(entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter)
     lines: list[str] = []
     with zookeeper(zookeeper_connect) as zk:
         if alter:
@@ -132,8 +189,12 @@ def configs_command(
             to_delete = [key.strip() for value in delete_config or [] for key in value.split(",")]
             result = admin_configs.alter_config(zk, entity, to_add, to_delete)
             lines.append(f"Completed updating config for entity: {result.entity}.")
-            document: object = {"entity": str(result.entity), "entity_type": entity.entity_type,
-                                "entity_name": entity.name, "config": result.config}
+            document: object = {
+                "entity": str(result.entity),
+                "entity_type": entity.entity_type,
+                "entity_name": entity.name,
+                "config": result.config,
+            }
         else:
             described = admin_configs.describe_configs(zk, entity)
             for item in described:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.local.standin import register_standin_brokers
@@ -26,16 +25,31 @@ RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c"}
 
 STEPS: list[list[str]] = [
     ["topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3"],
-    ["topics", "--create", "--topic", "payments", "--replica-assignment", "0:1,1:2,2:0",
-     "--config", "retention.ms=86400000"],
+    [
+        "topics",
+        "--create",
+        "--topic",
+        "payments",
+        "--replica-assignment",
+        "0:1,1:2,2:0",
+        "--config",
+        "retention.ms=86400000",
+    ],
     ["topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1"],
     ["topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4"],
     ["topics", "--list"],
     ["topics", "--describe", "--topic", "orders|payments"],
     ["topics", "--alter", "--topic", "orders", "--partitions", "8"],
     ["configs", "--alter", "--topic", "orders", "--add-config", "retention.ms=3600000,cleanup.policy=[compact,delete]"],
-    ["configs", "--alter", "--entity-type", "brokers", "--entity-default",
-     "--add-config", "follower.replication.throttled.rate=10485760"],
+    [
+        "configs",
+        "--alter",
+        "--entity-type",
+        "brokers",
+        "--entity-default",
+        "--add-config",
+        "follower.replication.throttled.rate=10485760",
+    ],
     ["configs", "--describe", "--entity-type", "topics"],
     ["configs", "--describe", "--entity-type", "brokers"],
     ["topics", "--describe", "--topics-with-overrides"],
@@ -58,7 +72,9 @@ def run_demo(state: Path, keep_running: bool) -> None:
     if zk_server.pid() is None and four_letter_word(zk_server.host, zk_server.port, "ruok", 0.5) is not None:
         zk_server.port = free_port()  # someone else's ZooKeeper holds the port
     started = zk_server.start()
-    say(f"ZooKeeper {'started' if started else 'already running'} at {zk_server.connect_string} (data: {zk_server.home})")
+    say(
+        f"ZooKeeper {'started' if started else 'already running'} at {zk_server.connect_string} (data: {zk_server.home})"
+    )
     connect = zk_server.connect_string + CHROOT
     try:
         with KafkaZkClient(zk_server.connect_string) as root:
@@ -66,13 +82,12 @@ def run_demo(state: Path, keep_running: bool) -> None:
         with KafkaZkClient(connect) as brokers_session:
             # Stand-in registrations (ephemeral, Kafka 2.8's JSON) until the Python brokers land.
             register_standin_brokers(brokers_session, list(RACKS), RACKS)
-            say(f"Registered brokers {', '.join(map(str, RACKS))} in racks {', '.join(RACKS.values())} "
-                f"under {connect}")
+            say(f"Registered brokers {', '.join(map(str, RACKS))} in racks {', '.join(RACKS.values())} under {connect}")
             env = {**os.environ, "KAFKAOPS_ZOOKEEPER": connect}
             for step in STEPS:
                 say("$ kafkaops " + shlex.join(step))
                 completed = subprocess.run(
-                    [sys.executable, "-m", "kafkaops.cli", *step], env=env, capture_output=True, text=True
+                    [sys.executable, "-m", "kafkaops.cli", *step], env=env, capture_output=True, text=True, check=False
                 )
                 sys.stdout.write(completed.stdout)
                 sys.stdout.write(completed.stderr)
@@ -88,5 +103,3 @@ def run_demo(state: Path, keep_running: bool) -> None:
 def say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
-
-

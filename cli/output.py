@@ -10,13 +10,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
-
 from kafkaops.cluster.errors import KafkaOpsError, UsageError, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     text = "text"
     json = "json"
 
@@ -68,4 +67,3 @@ def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
-

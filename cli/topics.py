@@ -6,7 +6,6 @@ import dataclasses
 from typing import Annotated
 
 import typer
-
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import parse_replica_assignment
 from kafkaops.cli.common import zookeeper
@@ -34,7 +33,12 @@ ADD_PARTITIONS_WARNING = (
 )
 
 _ACTIONS = ("create", "list", "alter", "describe", "delete")
-_REPORTS = ("under-replicated-partitions", "under-min-isr-partitions", "at-min-isr-partitions", "unavailable-partitions")
+_REPORTS = (
+    "under-replicated-partitions",
+    "under-min-isr-partitions",
+    "at-min-isr-partitions",
+    "unavailable-partitions",
+)
 
 
 def check_args(given: set[str], has_args: bool) -> None:
@@ -91,42 +95,165 @@ def topics_command(
     ctx: typer.Context,
     create: Annotated[bool, typer.Option("--create", help="Create a new topic.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List all available topics.")] = False,
-    alter: Annotated[bool, typer.Option("--alter", help="Alter the number of partitions, replica assignment, and/or configuration for the topic.")] = False,
+    alter: Annotated[
+        bool,
+        typer.Option(
+            "--alter", help="Alter the number of partitions, replica assignment, and/or configuration for the topic."
+        ),
+    ] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List details for the given topics.")] = False,
     delete: Annotated[bool, typer.Option("--delete", help="Delete a topic")] = False,
-    zookeeper_connect: Annotated[str | None, typer.Option("--zookeeper", metavar="<hosts>", help="The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.")] = None,
-    bootstrap_server: Annotated[str | None, typer.Option("--bootstrap-server", metavar="<server>", help="Not available: kafkaops works through ZooKeeper.", hidden=True)] = None,
+    zookeeper_connect: Annotated[
+        str | None,
+        typer.Option(
+            "--zookeeper",
+            metavar="<hosts>",
+            help="The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
+        ),
+    ] = None,
+    bootstrap_server: Annotated[
+        str | None,
+        typer.Option(
+            "--bootstrap-server",
+            metavar="<server>",
+            help="Not available: kafkaops works through ZooKeeper.",
+            hidden=True,
+        ),
+    ] = None,
     command_config: Annotated[str | None, typer.Option("--command-config", hidden=True)] = None,
-    topic: Annotated[str | None, typer.Option("--topic", metavar="<topic>", help="The topic to create, alter, describe or delete. It also accepts a regular expression, except for --create option.")] = None,
-    config: Annotated[list[str] | None, typer.Option("--config", metavar="<name=value>", help="A topic configuration override for the topic being created or altered.")] = None,
-    delete_config: Annotated[list[str] | None, typer.Option("--delete-config", metavar="<name>", help="A topic configuration override to be removed for an existing topic.")] = None,
-    partitions: Annotated[int | None, typer.Option("--partitions", metavar="<Integer: # of partitions>", help="The number of partitions for the topic being created or altered.")] = None,
-    replication_factor: Annotated[int | None, typer.Option("--replication-factor", metavar="<Integer: replication factor>", help="The replication factor for each partition in the topic being created.")] = None,
-    replica_assignment: Annotated[str | None, typer.Option("--replica-assignment", metavar="<broker_id_for_part1_replica1:broker_id_for_part1_replica2,...>", help="A list of manual partition-to-broker assignments for the topic being created or altered.")] = None,
-    under_replicated: Annotated[bool, typer.Option("--under-replicated-partitions", help="If set when describing topics, only show under replicated partitions")] = False,
-    unavailable: Annotated[bool, typer.Option("--unavailable-partitions", help="If set when describing topics, only show partitions whose leader is not available")] = False,
-    under_min_isr: Annotated[bool, typer.Option("--under-min-isr-partitions", help="If set when describing topics, only show partitions whose isr count is less than the configured minimum.")] = False,
-    at_min_isr: Annotated[bool, typer.Option("--at-min-isr-partitions", help="If set when describing topics, only show partitions whose isr count is equal to the configured minimum.")] = False,
-    topics_with_overrides: Annotated[bool, typer.Option("--topics-with-overrides", help="If set when describing topics, only show topics that have overridden configs")] = False,
-    if_exists: Annotated[bool, typer.Option("--if-exists", help="If set when altering or deleting or describing topics, the action will only execute if the topic exists.")] = False,
-    if_not_exists: Annotated[bool, typer.Option("--if-not-exists", help="If set when creating topics, the action will only execute if the topic does not already exist.")] = False,
-    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware", help="Disable rack aware replica assignment")] = False,
+    topic: Annotated[
+        str | None,
+        typer.Option(
+            "--topic",
+            metavar="<topic>",
+            help="The topic to create, alter, describe or delete. It also accepts a regular expression, except for --create option.",
+        ),
+    ] = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            metavar="<name=value>",
+            help="A topic configuration override for the topic being created or altered.",
+        ),
+    ] = None,
+    delete_config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--delete-config",
+            metavar="<name>",
+            help="A topic configuration override to be removed for an existing topic.",
+        ),
+    ] = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option(
+            "--partitions",
+            metavar="<Integer: # of partitions>",
+            help="The number of partitions for the topic being created or altered.",
+        ),
+    ] = None,
+    replication_factor: Annotated[
+        int | None,
+        typer.Option(
+            "--replication-factor",
+            metavar="<Integer: replication factor>",
+            help="The replication factor for each partition in the topic being created.",
+        ),
+    ] = None,
+    replica_assignment: Annotated[
+        str | None,
+        typer.Option(
+            "--replica-assignment",
+            metavar="<broker_id_for_part1_replica1:broker_id_for_part1_replica2,...>",
+            help="A list of manual partition-to-broker assignments for the topic being created or altered.",
+        ),
+    ] = None,
+    under_replicated: Annotated[
+        bool,
+        typer.Option(
+            "--under-replicated-partitions", help="If set when describing topics, only show under replicated partitions"
+        ),
+    ] = False,
+    unavailable: Annotated[
+        bool,
+        typer.Option(
+            "--unavailable-partitions",
+            help="If set when describing topics, only show partitions whose leader is not available",
+        ),
+    ] = False,
+    under_min_isr: Annotated[
+        bool,
+        typer.Option(
+            "--under-min-isr-partitions",
+            help="If set when describing topics, only show partitions whose isr count is less than the configured minimum.",
+        ),
+    ] = False,
+    at_min_isr: Annotated[
+        bool,
+        typer.Option(
+            "--at-min-isr-partitions",
+            help="If set when describing topics, only show partitions whose isr count is equal to the configured minimum.",
+        ),
+    ] = False,
+    topics_with_overrides: Annotated[
+        bool,
+        typer.Option(
+            "--topics-with-overrides",
+            help="If set when describing topics, only show topics that have overridden configs",
+        ),
+    ] = False,
+    if_exists: Annotated[
+        bool,
+        typer.Option(
+            "--if-exists",
+            help="If set when altering or deleting or describing topics, the action will only execute if the topic exists.",
+        ),
+    ] = False,
+    if_not_exists: Annotated[
+        bool,
+        typer.Option(
+            "--if-not-exists",
+            help="If set when creating topics, the action will only execute if the topic does not already exist.",
+        ),
+    ] = False,
+    disable_rack_aware: Annotated[
+        bool, typer.Option("--disable-rack-aware", help="Disable rack aware replica assignment")
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Suppress console prompts")] = False,
-    exclude_internal: Annotated[bool, typer.Option("--exclude-internal", help="exclude internal topics when running list or describe command.")] = False,
-    output: Annotated[OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")] = OutputFormat.text,
+    exclude_internal: Annotated[
+        bool, typer.Option("--exclude-internal", help="exclude internal topics when running list or describe command.")
+    ] = False,
+    output: Annotated[
+        OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")
+    ] = OutputFormat.text,
 ) -> None:
     """Create, delete, describe, or change a topic (Kafka's kafka-topics, ZooKeeper mode)."""
     given = {
         name
         for name, value in {
-            "create": create, "list": list_, "alter": alter, "describe": describe, "delete": delete,
-            "zookeeper": zookeeper_connect, "bootstrap-server": bootstrap_server, "topic": topic,
-            "config": config, "delete-config": delete_config, "partitions": partitions,
-            "replication-factor": replication_factor, "replica-assignment": replica_assignment,
-            "under-replicated-partitions": under_replicated, "unavailable-partitions": unavailable,
-            "under-min-isr-partitions": under_min_isr, "at-min-isr-partitions": at_min_isr,
-            "topics-with-overrides": topics_with_overrides, "if-exists": if_exists,
-            "if-not-exists": if_not_exists, "disable-rack-aware": disable_rack_aware, "force": force,
+            "create": create,
+            "list": list_,
+            "alter": alter,
+            "describe": describe,
+            "delete": delete,
+            "zookeeper": zookeeper_connect,
+            "bootstrap-server": bootstrap_server,
+            "topic": topic,
+            "config": config,
+            "delete-config": delete_config,
+            "partitions": partitions,
+            "replication-factor": replication_factor,
+            "replica-assignment": replica_assignment,
+            "under-replicated-partitions": under_replicated,
+            "unavailable-partitions": unavailable,
+            "under-min-isr-partitions": under_min_isr,
+            "at-min-isr-partitions": at_min_isr,
+            "topics-with-overrides": topics_with_overrides,
+            "if-exists": if_exists,
+            "if-not-exists": if_not_exists,
+            "disable-rack-aware": disable_rack_aware,
+            "force": force,
             "exclude-internal": exclude_internal,
         }.items()
         # an empty --replica-assignment counts as not given, as in Kafka (and 0 is a given number)
@@ -145,8 +272,14 @@ def topics_command(
             if "message.format.version" in topic_config:
                 lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
             result = admin_topics.create_topic(
-                zk, name, partitions, replication_factor, assignment, topic_config,
-                rack_aware=not disable_rack_aware, if_not_exists=if_not_exists,
+                zk,
+                name,
+                partitions,
+                replication_factor,
+                assignment,
+                topic_config,
+                rack_aware=not disable_rack_aware,
+                if_not_exists=if_not_exists,
             )
             if result.created:
                 lines.append(f"Created topic {name}.")
@@ -160,8 +293,14 @@ def topics_command(
             if "message.format.version" in topic_config:
                 lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
             results = admin_topics.alter_topics(
-                zk, name, topic_config, delete_config or [], partitions, assignment,
-                if_exists=if_exists, exclude_internal=exclude_internal,
+                zk,
+                name,
+                topic_config,
+                delete_config or [],
+                partitions,
+                assignment,
+                if_exists=if_exists,
+                exclude_internal=exclude_internal,
             )
             for altered in results:
                 if altered.config_changed:
@@ -182,8 +321,11 @@ def topics_command(
             document = [dataclasses.asdict(r) for r in deleted]
         else:
             filters = admin_topics.DescribeFilters(
-                under_replicated=under_replicated, unavailable=unavailable, under_min_isr=under_min_isr,
-                at_min_isr=at_min_isr, topics_with_overrides=topics_with_overrides,
+                under_replicated=under_replicated,
+                unavailable=unavailable,
+                under_min_isr=under_min_isr,
+                at_min_isr=at_min_isr,
+                topics_with_overrides=topics_with_overrides,
             )
             descriptions = admin_topics.describe_topics(zk, topic, filters, if_exists, exclude_internal)
             for description in descriptions:
@@ -220,7 +362,7 @@ def describe_lines(description: admin_topics.TopicDescription) -> list[str]:
 def _description_document(description: admin_topics.TopicDescription) -> dict[str, object]:
     document = dataclasses.asdict(description)
     document["configs"] = dict(description.configs)
-    for partition, source in zip(document["partitions"], description.partitions):
+    for partition, source in zip(document["partitions"], description.partitions, strict=True):
         partition["under_replicated"] = source.under_replicated
         partition["unavailable"] = source.unavailable
     return document

@@ -26,9 +26,7 @@ def standin_registration(broker_id: int, rack: str | None = None, port: int | No
     )
 
 
-def register_standin_brokers(
-    zk: ZkClient, broker_ids: Sequence[int], racks: Mapping[int, str] | None = None
-) -> None:
+def register_standin_brokers(zk: ZkClient, broker_ids: Sequence[int], racks: Mapping[int, str] | None = None) -> None:
     """Register each id as an ephemeral `/brokers/ids/<id>` on `zk`'s session."""
     zk.ensure_paths(znodes.PERSISTENT_PATHS)
     for broker_id in broker_ids:

@@ -18,6 +18,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from kafkaops.cluster import errors
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.values import (
+    BrokerRegistration,
+    LeaderIsrAndControllerEpoch,
+    TopicAssignment,
+    TopicPartition,
+)
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     BadVersionError,
@@ -29,15 +37,6 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
-
-from kafkaops.cluster import errors
-from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.values import (
-    BrokerRegistration,
-    LeaderIsrAndControllerEpoch,
-    TopicAssignment,
-    TopicPartition,
-)
 
 DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
@@ -68,9 +67,7 @@ def parse_connect_string(text: str) -> ConnectString:
     for host in hosts.split(","):
         name, colon, port = host.strip().rpartition(":")
         if not colon or not name or not port.isdigit() or not 0 < int(port) < 65536:
-            raise errors.InvalidArgumentError(
-                f"Invalid ZooKeeper connect string '{text}': '{host}' is not host:port"
-            )
+            raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': '{host}' is not host:port")
     chroot = chroot.rstrip("/")
     if "//" in chroot:
         raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': bad chroot '{chroot}'")
@@ -139,17 +136,17 @@ class ZkClient:
             raise errors.ZooKeeperUnreachableError(
                 "Timed out waiting for connection while in state: CONNECTING"
             ) from None
-        if self.connect_string.chroot and hosts == str(self.connect_string):
-            if zk.exists("/") is None:
-                zk.stop()
-                zk.close()
-                root = self._start(self.connect_string.hosts)
-                try:
-                    root.ensure_path(self.connect_string.chroot)
-                finally:
-                    root.stop()
-                    root.close()
-                return self._start(hosts)
+        chrooted = self.connect_string.chroot and hosts == str(self.connect_string)
+        if chrooted and zk.exists("/") is None:
+            zk.stop()
+            zk.close()
+            root = self._start(self.connect_string.hosts)
+            try:
+                root.ensure_path(self.connect_string.chroot)
+            finally:
+                root.stop()
+                root.close()
+            return self._start(hosts)
         return zk
 
     @property
@@ -305,9 +302,7 @@ class KafkaZkClient(ZkClient):
     def get_topics_marked_for_deletion(self) -> set[str]:
         return set(self.get_children(znodes.DeleteTopicsZNode.path()) or [])
 
-    def create_topic(
-        self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]
-    ) -> None:
+    def create_topic(self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]) -> None:
         """Write a new topic's config and assignment in one multi (Kafka writes the config first).
 
         Raises TopicExistsError if `/brokers/topics/<t>` exists (Kafka's text). A leftover config
@@ -323,7 +318,9 @@ class KafkaZkClient(ZkClient):
             else Op.set(config_path, config_data, existing[1].version)
         )
         try:
-            self.multi([config_op, Op.create(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode_replicas(assignment))])
+            self.multi(
+                [config_op, Op.create(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode_replicas(assignment))]
+            )
         except NodeExistsError:
             raise errors.TopicExistsError(f"Topic '{topic}' already exists.") from None
         except (BadVersionError, NoNodeError):
@@ -331,13 +328,17 @@ class KafkaZkClient(ZkClient):
                 f"The config of topic '{topic}' changed while it was being created; nothing was written"
             ) from None
 
-    def set_topic_assignment(
-        self, topic: str, assignment: TopicAssignment, expected_version: int
-    ) -> None:
+    def set_topic_assignment(self, topic: str, assignment: TopicAssignment, expected_version: int) -> None:
         """Rewrite `/brokers/topics/<t>` only if nobody else changed it since it was read."""
         try:
             self.multi(
-                [Op.set(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode(assignment.partitions, assignment.topic_id), expected_version)]
+                [
+                    Op.set(
+                        znodes.TopicZNode.path(topic),
+                        znodes.TopicZNode.encode(assignment.partitions, assignment.topic_id),
+                        expected_version,
+                    )
+                ]
             )
         except (BadVersionError, NoNodeError):
             raise errors.BadVersionError(
@@ -425,4 +426,3 @@ def connect(
         raise errors.ZooKeeperError(f"ZooKeeper error: {type(error).__name__} {error}") from error
     finally:
         client.close()
-

@@ -75,10 +75,7 @@ class LeaderIsrAndControllerEpoch:
     def __str__(self) -> str:
         lai = self.leader_and_isr
         isr = ",".join(str(b) for b in lai.isr)
-        return (
-            f"(Leader:{lai.leader},ISR:{isr},LeaderEpoch:{lai.leader_epoch},"
-            f"ControllerEpoch:{self.controller_epoch})"
-        )
+        return f"(Leader:{lai.leader},ISR:{isr},LeaderEpoch:{lai.leader_epoch},ControllerEpoch:{self.controller_epoch})"
 
 
 @dataclass(frozen=True)

@@ -317,9 +317,7 @@ class TopicZNode:
         removing = partition_map("removing_replicas", required=False)
         topic_id = obj.get("topic_id")
         return TopicAssignment(
-            partitions={
-                p: ReplicaAssignment(r, adding.get(p, ()), removing.get(p, ())) for p, r in replicas.items()
-            },
+            partitions={p: ReplicaAssignment(r, adding.get(p, ()), removing.get(p, ())) for p, r in replicas.items()},
             topic_id=topic_id if isinstance(topic_id, str) else None,
         )
 

@@ -6,7 +6,6 @@ import json
 import time
 
 import pytest
-
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch
 
@@ -47,8 +46,19 @@ def test_create_writes_kafka_znodes(zk, brokers, run_cli):
 def test_create_with_configs_and_warnings(zk, brokers, run_cli):
     brokers([0])
     result = run_cli(
-        "topics", "--create", "--topic", "my.topic", "--partitions", "1", "--replication-factor", "1",
-        "--config", "retention.ms = 1000", "--config", "cleanup.policy=compact", "--config",
+        "topics",
+        "--create",
+        "--topic",
+        "my.topic",
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        "--config",
+        "retention.ms = 1000",
+        "--config",
+        "cleanup.policy=compact",
+        "--config",
         "message.format.version=2.8",
     )
     assert result.exit_code == 0, result.stderr
@@ -97,29 +107,55 @@ def test_mixed_racks_refused_unless_disabled(zk, brokers, run_cli):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--topic", "t", "--partitions", "1", "--replication-factor", "4"],
-         "Replication factor: 4 larger than available brokers: 3."),
-        (["--topic", "t", "--partitions", "0", "--replication-factor", "1"], "Number of partitions must be larger than 0."),
-        (["--topic", "t", "--partitions", "-2", "--replication-factor", "1"], "Number of partitions must be larger than 0."),
-        (["--topic", "t", "--partitions", "1", "--replication-factor", "0"], "Replication factor must be larger than 0."),
+        (
+            ["--topic", "t", "--partitions", "1", "--replication-factor", "4"],
+            "Replication factor: 4 larger than available brokers: 3.",
+        ),
+        (
+            ["--topic", "t", "--partitions", "0", "--replication-factor", "1"],
+            "Number of partitions must be larger than 0.",
+        ),
+        (
+            ["--topic", "t", "--partitions", "-2", "--replication-factor", "1"],
+            "Number of partitions must be larger than 0.",
+        ),
+        (
+            ["--topic", "t", "--partitions", "1", "--replication-factor", "0"],
+            "Replication factor must be larger than 0.",
+        ),
         (["--topic", ".", "--partitions", "1", "--replication-factor", "1"], 'Topic name cannot be "." or ".."'),
         (["--topic", "..", "--partitions", "1", "--replication-factor", "1"], 'Topic name cannot be "." or ".."'),
-        (["--topic", "a" * 250, "--partitions", "1", "--replication-factor", "1"],
-         "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "a" * 250),
-        (["--topic", "bad topic", "--partitions", "1", "--replication-factor", "1"],
-         "Topic name \"bad topic\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"),
-        (["--topic", "t", "--replica-assignment", "0:0"], "Partition replica lists may not contain duplicate entries: 0"),
+        (
+            ["--topic", "a" * 250, "--partitions", "1", "--replication-factor", "1"],
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: " + "a" * 250,
+        ),
+        (
+            ["--topic", "bad topic", "--partitions", "1", "--replication-factor", "1"],
+            "Topic name \"bad topic\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'",
+        ),
+        (
+            ["--topic", "t", "--replica-assignment", "0:0"],
+            "Partition replica lists may not contain duplicate entries: 0",
+        ),
         (["--topic", "t", "--replica-assignment", "0:1,2"], "Partition 1 has different replication factor: [2]"),
-        (["--topic", "t", "--replica-assignment", "0:7"],
-         "Some brokers specified for partition id 0 are not available. Specified brokers: 0, 7, "
-         "available brokers: 0, 1, 2."),
+        (
+            ["--topic", "t", "--replica-assignment", "0:7"],
+            "Some brokers specified for partition id 0 are not available. Specified brokers: 0, 7, "
+            "available brokers: 0, 1, 2.",
+        ),
         (["--topic", "t", "--replica-assignment", "0:x"], 'For input string: "x"'),
-        (["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms=abc"],
-         "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
-        (["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "nope=1"],
-         "Unknown topic config name: nope"),
-        (["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms"],
-         'requirement failed: Invalid topic config: all configs to be added must be in the format "key=val".'),
+        (
+            ["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms=abc"],
+            "Invalid value abc for configuration retention.ms: Not a number of type LONG",
+        ),
+        (
+            ["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "nope=1"],
+            "Unknown topic config name: nope",
+        ),
+        (
+            ["--topic", "t", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms"],
+            'requirement failed: Invalid topic config: all configs to be added must be in the format "key=val".',
+        ),
     ],
 )
 def test_create_bad_input_changes_nothing(zk, zk_tree, brokers, run_cli, args, message):
@@ -195,8 +231,18 @@ def test_delete_internal_or_missing_changes_nothing(zk, zk_tree, brokers, run_cl
 
 def test_describe_text(zk, brokers, run_cli):
     brokers([0, 1, 2])
-    run_cli("topics", "--create", "--topic", "d", "--replica-assignment", "0:1,1:2,2:0", "--config", "retention.ms=5",
-            "--config", "cleanup.policy=compact")
+    run_cli(
+        "topics",
+        "--create",
+        "--topic",
+        "d",
+        "--replica-assignment",
+        "0:1,1:2,2:0",
+        "--config",
+        "retention.ms=5",
+        "--config",
+        "cleanup.policy=compact",
+    )
     write_state(zk, "d", 0, leader=0, isr=[0, 1])
     write_state(zk, "d", 1, leader=-1, isr=[])
     result = run_cli("topics", "--describe", "--topic", "d")
@@ -254,8 +300,9 @@ def test_alter_partitions(zk, brokers, run_cli):
     # Kafka continues from the first broker >= the leader of partition 0 (1), at partition id 2
     assert partitions == {"0": [1, 2], "1": [2, 0], "2": [0, 2], "3": [1, 2]}
     assert zk.get(znodes.TopicZNode.path("p"))[1].version == version + 1
-    manual = run_cli("topics", "--alter", "--topic", "p", "--partitions", "5", "--replica-assignment",
-                     "1:2,2:0,0:2,1:0,2:1")
+    manual = run_cli(
+        "topics", "--alter", "--topic", "p", "--partitions", "5", "--replica-assignment", "1:2,2:0,0:2,1:0,2:1"
+    )
     assert manual.exit_code == 0, manual.stderr
     assert topic_json(zk, "p")["partitions"]["4"] == [2, 1]
 
@@ -263,12 +310,16 @@ def test_alter_partitions(zk, brokers, run_cli):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--partitions", "2"],
-         "The number of partitions for a topic can only be increased. Topic p currently has 2 partitions, "
-         "2 would not be an increase."),
-        (["--partitions", "1"],
-         "The number of partitions for a topic can only be increased. Topic p currently has 2 partitions, "
-         "1 would not be an increase."),
+        (
+            ["--partitions", "2"],
+            "The number of partitions for a topic can only be increased. Topic p currently has 2 partitions, "
+            "2 would not be an increase.",
+        ),
+        (
+            ["--partitions", "1"],
+            "The number of partitions for a topic can only be increased. Topic p currently has 2 partitions, "
+            "1 would not be an increase.",
+        ),
         (["--config", "retention.ms=-5"], "Invalid value -5 for configuration retention.ms: Value must be at least -1"),
         (["--delete-config", "nope"], "Unknown topic config name: nope"),
     ],
@@ -284,9 +335,21 @@ def test_alter_bad_input_changes_nothing(zk, zk_tree, brokers, run_cli, args, me
 
 def test_alter_config_through_topics(zk, brokers, run_cli):
     brokers([0])
-    run_cli("topics", "--create", "--topic", "c", "--partitions", "1", "--replication-factor", "1",
-            "--config", "retention.ms=1")
-    result = run_cli("topics", "--alter", "--topic", "c", "--config", "segment.ms=100", "--delete-config", "retention.ms")
+    run_cli(
+        "topics",
+        "--create",
+        "--topic",
+        "c",
+        "--partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        "--config",
+        "retention.ms=1",
+    )
+    result = run_cli(
+        "topics", "--alter", "--topic", "c", "--config", "segment.ms=100", "--delete-config", "retention.ms"
+    )
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [
         "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future "
@@ -304,15 +367,21 @@ def test_alter_config_through_topics(zk, brokers, run_cli):
     "args, message",
     [
         ([], "Command must include exactly one action: --list, --describe, --create, --alter or --delete"),
-        (["--list", "--describe"],
-         "Command must include exactly one action: --list, --describe, --create, --alter or --delete"),
+        (
+            ["--list", "--describe"],
+            "Command must include exactly one action: --list, --describe, --create, --alter or --delete",
+        ),
         (["--create", "--topic", "t", "--partitions", "1"], 'Missing required argument "[replication-factor]"'),
         (["--delete"], 'Missing required argument "[topic]"'),
         (["--list", "--partitions", "3"], 'Option "[partitions]" can\'t be used with option "[list]"'),
-        (["--create", "--topic", "t", "--replica-assignment", "0", "--partitions", "1"],
-         'Option "[replica-assignment]" can\'t be used with option "[partitions]"'),
-        (["--describe", "--under-replicated-partitions", "--unavailable-partitions"],
-         'Option "[under-replicated-partitions]" can\'t be used with option "[unavailable-partitions]"'),
+        (
+            ["--create", "--topic", "t", "--replica-assignment", "0", "--partitions", "1"],
+            'Option "[replica-assignment]" can\'t be used with option "[partitions]"',
+        ),
+        (
+            ["--describe", "--under-replicated-partitions", "--unavailable-partitions"],
+            'Option "[under-replicated-partitions]" can\'t be used with option "[unavailable-partitions]"',
+        ),
         (["--list", "--if-exists"], 'Option "[if-exists]" can\'t be used with option "[list]"'),
     ],
 )
