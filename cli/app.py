@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+from typing import Annotated
+
 import typer
 from kafkaops.cli import cluster, configs, topics
 
@@ -14,6 +17,22 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help text: it is also printed after usage errors, as Kafka does
     context_settings={"help_option_names": ["--help", "-h"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kafkaops {metadata.version('kafkaops')} (Kafka 2.8 ZooKeeper-mode tools)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Display kafkaops' version.")
+    ] = False,
+) -> None:
+    """Apache Kafka's ZooKeeper-era operations scripts, rebuilt in Python."""
+
 
 app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
 app.command("configs")(configs.configs_command)
