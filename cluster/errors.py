@@ -80,6 +80,10 @@ class MalformedZNodeError(KafkaOpsError):
         self.reason = reason
 
 
+class BrokerIdTakenError(UserError):
+    """Another live session holds `/brokers/ids/<id>`: two brokers were started with one id."""
+
+
 class ControllerMovedError(KafkaOpsError):
     """A controller-epoch-checked write failed: another controller has been elected."""
 

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from kafkaops.cluster import errors
@@ -221,25 +221,38 @@ class ZkClient:
         """
         transaction = self._zk.transaction()
         for op in ops:
-            if op.kind == "create":
-                transaction.create(op.path, op.data, ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
-            elif op.kind == "set":
-                transaction.set_data(op.path, op.data, version=op.version)
-            elif op.kind == "delete":
-                transaction.delete(op.path, version=op.version)
-            elif op.kind == "check":
-                transaction.check(op.path, op.version)
-            else:  # pragma: no cover - Op's constructors only make the four kinds
-                raise ValueError(f"unknown multi operation {op.kind}")
+            _add_to_transaction(transaction, op)
         results = transaction.commit()
-        for result in results:
-            if isinstance(result, Exception) and not isinstance(result, RolledBackError):
-                raise result
+        failure = _first_failure(results)
+        if failure is not None:
+            raise failure
         return list(results)
 
 
 # The chroot is created on connect (as Kafka brokers do), so kazoo's warning about it is noise.
 warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
+
+
+def _add_to_transaction(transaction: Any, op: Op) -> None:
+    if op.kind == "create":
+        transaction.create(op.path, op.data, ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
+    elif op.kind == "set":
+        transaction.set_data(op.path, op.data, version=op.version)
+    elif op.kind == "delete":
+        transaction.delete(op.path, version=op.version)
+    elif op.kind == "check":
+        transaction.check(op.path, op.version)
+    else:  # pragma: no cover - Op's constructors only make the four kinds
+        raise ValueError(f"unknown multi operation {op.kind}")
+
+
+def _first_failure(results: Sequence[Any]) -> Exception | None:
+    """kazoo reports a failed multi as results: the failing op's error, RolledBackError for the rest."""
+    for result in results:
+        if isinstance(result, Exception) and not isinstance(result, RolledBackError):
+            return result
+    return None
+
 
 _QUIET_LOGGER = logging.getLogger("kafkaops.zk.kazoo")
 """kazoo logs every failed connection attempt; an operator only needs the final verdict."""
@@ -359,6 +372,125 @@ class KafkaZkClient(ZkClient):
         except NodeExistsError:
             return False
         return True
+
+    # --- controller election and fencing (Kafka 2.8 KafkaZkClient, reference §5.1) --------------
+
+    def get_controller_id(self) -> int | None:
+        entry = self.get(znodes.ControllerZNode.path())
+        return None if entry is None else znodes.ControllerZNode.decode(entry[0])
+
+    def get_controller_epoch(self) -> tuple[int, int] | None:
+        """The controller epoch and the data version of `/controller_epoch` (the fencing token)."""
+        entry = self.get(znodes.ControllerEpochZNode.path())
+        return None if entry is None else (znodes.ControllerEpochZNode.decode(entry[0]), entry[1].version)
+
+    def register_controller_and_increment_controller_epoch(
+        self, controller_id: int, timestamp_ms: int
+    ) -> tuple[int, int]:
+        """Create `/controller` and bump `/controller_epoch` in one multi; returns (epoch, epoch zkVersion).
+
+        Raises ControllerMovedError if another broker won. Like Kafka, a lost answer (NODEEXISTS or
+        BADVERSION after a retry) is resolved by reading back who owns `/controller` and the epoch.
+        """
+        current = self.get_controller_epoch()
+        if current is None:
+            with suppress(NodeExistsError):
+                self.create(
+                    znodes.ControllerEpochZNode.path(),
+                    znodes.ControllerEpochZNode.encode(znodes.ControllerEpochZNode.INITIAL_CONTROLLER_EPOCH),
+                )
+            current = self.get_controller_epoch()
+            if current is None:
+                raise errors.ControllerMovedError("/controller_epoch went away during controller election")
+        epoch, version = current
+        new_epoch = epoch + 1
+        try:
+            results = self.multi(
+                [
+                    Op.create(
+                        znodes.ControllerZNode.path(),
+                        znodes.ControllerZNode.encode(controller_id, timestamp_ms),
+                        znodes.ControllerZNode.mode,
+                    ),
+                    Op.set(znodes.ControllerEpochZNode.path(), znodes.ControllerEpochZNode.encode(new_epoch), version),
+                ]
+            )
+        except (NodeExistsError, BadVersionError):
+            if self.get_controller_id() == controller_id:
+                after = self.get_controller_epoch()
+                if after is not None and after[0] == new_epoch:
+                    return after
+            raise errors.ControllerMovedError(
+                "Controller moved to another broker. Aborting controller startup procedure"
+            ) from None
+        return new_epoch, results[1].version
+
+    def fenced_multi(self, ops: Sequence[Op], epoch_zk_version: int) -> list[Any]:
+        """A controller write: `ops` run only if `/controller_epoch` still has `epoch_zk_version`.
+
+        Raises ControllerMovedError when the check fails (a newer controller exists; nothing was
+        written); any other failure is the kazoo error of the failed operation.
+        """
+        return self.fenced_multi_many([ops], epoch_zk_version)[0]
+
+    def fenced_multi_many(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
+        """Many fenced multis, pipelined: one result list (or the failing kazoo error) per batch.
+
+        Each batch is atomic on its own, so one partition's BADVERSION does not fail the others'
+        writes; a failed epoch check in any batch raises ControllerMovedError.
+        """
+        check = Op.check(znodes.ControllerEpochZNode.path(), epoch_zk_version)
+        pending = []
+        for ops in batches:
+            transaction = self._zk.transaction()
+            for op in (check, *ops):
+                _add_to_transaction(transaction, op)
+            pending.append(transaction.commit_async())
+        outcomes: list[Any] = []
+        moved = False
+        for request in pending:
+            results = request.get()
+            failure = _first_failure(results)
+            if failure is not None and failure is results[0]:
+                moved = True
+            outcomes.append(failure if failure is not None else list(results[1:]))
+        if moved:
+            raise errors.ControllerMovedError("Controller epoch zkVersion check fails: a newer controller exists")
+        return outcomes
+
+    # --- broker registration ------------------------------------------------------------------
+
+    def register_broker(self, registration: BrokerRegistration) -> int:
+        """Create the ephemeral `/brokers/ids/<id>`; returns the broker epoch (the znode's czxid).
+
+        Kafka's `checkedEphemeralCreate`: a node left by this very session (after a lost answer) is
+        ours; one owned by another session means the id is taken.
+        """
+        path = znodes.BrokerIdZNode.path(registration.broker_id)
+        self.ensure_paths([znodes.BrokerIdsZNode.path()])
+        with suppress(NodeExistsError):
+            self.create(path, znodes.BrokerIdZNode.encode(registration), znodes.BrokerIdZNode.mode)
+        stat = self._zk.exists(path)
+        session_id = self._zk.client_id[0] if self._zk.client_id else None
+        if stat is None or stat.ephemeralOwner != session_id:
+            owner = stat.ephemeralOwner if stat is not None else None
+            raise errors.BrokerIdTakenError(
+                f"Error while creating ephemeral at {path}, node already exists and owner '{owner}' does not "
+                f"match current session '{session_id}'"
+            )
+        return int(stat.czxid)
+
+    def get_or_create_cluster_id(self, proposed: str) -> str:
+        """Kafka's `createOrGetClusterId`: the first broker's id wins."""
+        self.ensure_paths([znodes.ClusterZNode.path()])
+        try:
+            self.create(znodes.ClusterIdZNode.path(), znodes.ClusterIdZNode.encode(proposed))
+            return proposed
+        except NodeExistsError:
+            entry = self.get(znodes.ClusterIdZNode.path())
+            if entry is None:
+                raise errors.ZooKeeperError("/cluster/id went away while it was being read") from None
+            return znodes.ClusterIdZNode.decode(entry[0])
 
     # --- configs ----------------------------------------------------------------------------
 
