@@ -1,0 +1,200 @@
+"""Bulk pipelined reads on a raw ZooKeeper connection, for loading a whole cluster's state fast.
+
+kazoo's async API costs about 0.5 ms of Python per request on this machine (~1.6k reads/s), while
+one ZooKeeper server answers ~10k+ reads/s on a single pipelined connection. A controller failover
+reads every partition's state znode (100k of them in a big cluster), so this module speaks just
+enough of ZooKeeper's jute protocol to write a window of GetData/GetChildren requests back to back
+and decode the answers with precompiled structs:
+
+    frame    := int32 length, payload
+    connect  := int32 protocolVersion, int64 lastZxidSeen, int32 timeOut, int64 sessionId,
+                buffer passwd, bool readOnly
+    request  := int32 xid, int32 opcode, ustring path, bool watch        (GetData 4, GetChildren 8)
+    reply    := int32 xid, int64 zxid, int32 err, [body]
+    getData  := buffer data, Stat
+    Stat     := int64 czxid, mzxid, ctime, mtime; int32 version, cversion, aversion;
+                int64 ephemeralOwner; int32 dataLength, numChildren; int64 pzxid
+
+It opens its own short-lived read-only-use session (no watches), so it never disturbs the kazoo
+session that owns the caller's ephemeral znodes and watches. Reads are as consistent as any
+ZooKeeper reads on one session: each sees a state at least as new as the previous one.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafkaops.cluster.errors import ZooKeeperError, ZooKeeperUnreachableError
+from kafkaops.cluster.zk.client import parse_connect_string
+
+OP_GET_DATA = 4
+OP_GET_CHILDREN = 8
+OP_CLOSE = -11
+ERR_OK = 0
+ERR_NO_NODE = -101
+
+_INT = struct.Struct(">i")
+_REQUEST_HEADER = struct.Struct(">ii")
+_REPLY_HEADER = struct.Struct(">iqi")
+_STAT = struct.Struct(">qqqqiiiqiiq")
+_CONNECT_REQUEST = struct.Struct(">iqiqi16s?")
+_CONNECT_RESPONSE_HEAD = struct.Struct(">iiqi")
+
+WINDOW = 512
+"""Requests in flight at once: below the server's `globalOutstandingLimit` (1000) throttle."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    czxid: int
+    mzxid: int
+    ctime: int
+    mtime: int
+    version: int
+    cversion: int
+    aversion: int
+    ephemeral_owner: int
+    data_length: int
+    num_children: int
+    pzxid: int
+
+
+class PipelinedReader:
+    """One raw ZooKeeper session used only for bulk reads. Not thread-safe; close it when done."""
+
+    def __init__(self, connect: str, timeout_s: float = 15.0, session_timeout_ms: int = 30_000) -> None:
+        parsed = parse_connect_string(connect)
+        self._chroot = parsed.chroot
+        self._sock = self._connect(parsed.hosts, timeout_s, session_timeout_ms)
+        self._buffer = bytearray()
+        self._xid = 0
+
+    @staticmethod
+    def _connect(hosts: str, timeout_s: float, session_timeout_ms: int) -> socket.socket:
+        last_error: OSError | None = None
+        for host in hosts.split(","):
+            name, _, port = host.strip().rpartition(":")
+            try:
+                sock = socket.create_connection((name, int(port)), timeout=timeout_s)
+            except OSError as error:
+                last_error = error
+                continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            body = _CONNECT_REQUEST.pack(0, 0, session_timeout_ms, 0, 16, b"\0" * 16, False)
+            sock.sendall(_INT.pack(len(body)) + body)
+            (length,) = _INT.unpack(_recv_exactly(sock, 4))
+            response = _recv_exactly(sock, length)
+            _, negotiated_timeout, session_id, _ = _CONNECT_RESPONSE_HEAD.unpack_from(response)
+            if negotiated_timeout <= 0 or session_id == 0:
+                sock.close()
+                continue  # the server refused the session (e.g. not serving yet)
+            return sock
+        raise ZooKeeperUnreachableError(f"Timed out waiting for connection while in state: CONNECTING ({last_error})")
+
+    def close(self) -> None:
+        try:
+            self._sock.sendall(_frame(_REQUEST_HEADER.pack(self._next_xid(), OP_CLOSE)))
+        except OSError:
+            pass
+        self._sock.close()
+
+    def __enter__(self) -> PipelinedReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_data_many(self, paths: Sequence[str]) -> list[tuple[bytes, Stat] | None]:
+        """`(data, stat)` of each path, in order; None where the znode does not exist."""
+        results: list[tuple[bytes, Stat] | None] = []
+        for replies in self._pipeline(paths, OP_GET_DATA):
+            for path, (err, body, offset) in replies:
+                if err == ERR_NO_NODE:
+                    results.append(None)
+                    continue
+                _check(err, path)
+                (length,) = _INT.unpack_from(body, offset)
+                offset += 4
+                data = b"" if length < 0 else bytes(body[offset : offset + length])
+                offset += max(length, 0)
+                results.append((data, Stat(*_STAT.unpack_from(body, offset))))
+        return results
+
+    def get_children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
+        """Children of each path, in order; None where the znode does not exist."""
+        results: list[list[str] | None] = []
+        for replies in self._pipeline(paths, OP_GET_CHILDREN):
+            for path, (err, body, offset) in replies:
+                if err == ERR_NO_NODE:
+                    results.append(None)
+                    continue
+                _check(err, path)
+                (count,) = _INT.unpack_from(body, offset)
+                offset += 4
+                children = []
+                for _ in range(max(count, 0)):
+                    (length,) = _INT.unpack_from(body, offset)
+                    offset += 4
+                    children.append(bytes(body[offset : offset + length]).decode("utf-8"))
+                    offset += length
+                results.append(children)
+        return results
+
+    def _pipeline(self, paths: Sequence[str], opcode: int):  # type: ignore[no-untyped-def]
+        """Yield, window by window, `(path, (err, reply, body offset))` in request order."""
+        for start in range(0, len(paths), WINDOW):
+            window = paths[start : start + WINDOW]
+            first_xid = self._xid + 1
+            requests = bytearray()
+            for path in window:
+                encoded = (self._chroot + path if path != "/" or not self._chroot else self._chroot).encode()
+                payload = _REQUEST_HEADER.pack(self._next_xid(), opcode) + _INT.pack(len(encoded)) + encoded + b"\0"
+                requests += _INT.pack(len(payload)) + payload
+            self._sock.sendall(requests)
+            replies = []
+            for i, path in enumerate(window):
+                reply = self._read_frame()
+                xid, _, err = _REPLY_HEADER.unpack_from(reply)
+                if xid != first_xid + i:
+                    raise ZooKeeperError(f"ZooKeeper answered xid {xid} where {first_xid + i} was expected")
+                replies.append((path, (err, reply, _REPLY_HEADER.size)))
+            yield replies
+
+    def _next_xid(self) -> int:
+        self._xid += 1
+        return self._xid
+
+    def _read_frame(self) -> memoryview:
+        while True:
+            if len(self._buffer) >= 4:
+                (length,) = _INT.unpack_from(self._buffer)
+                if len(self._buffer) >= 4 + length:
+                    frame = memoryview(bytes(self._buffer[4 : 4 + length]))
+                    del self._buffer[: 4 + length]
+                    return frame
+            chunk = self._sock.recv(1 << 20)
+            if not chunk:
+                raise ZooKeeperError("ZooKeeper closed the connection during a pipelined read")
+            self._buffer += chunk
+
+
+def _frame(payload: bytes) -> bytes:
+    return _INT.pack(len(payload)) + payload
+
+
+def _check(err: int, path: str) -> None:
+    if err != ERR_OK:
+        raise ZooKeeperError(f"ZooKeeper error {err} reading {path}")
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < n:
+        chunk = sock.recv(n - len(chunks))
+        if not chunk:
+            raise ZooKeeperError("ZooKeeper closed the connection during the handshake")
+        chunks += chunk
+    return bytes(chunks)

@@ -1,0 +1,25 @@
+"""The raw pipelined reader agrees with kazoo on a real ZooKeeper, chroot included."""
+
+from __future__ import annotations
+
+from kafkaops.cluster.zk.pipelined import WINDOW, PipelinedReader
+
+
+def test_pipelined_reads_match_kazoo(zk, zk_connect):
+    zk.kazoo.create("/p/a", b"first", makepath=True)
+    zk.kazoo.create("/p/empty", b"")
+    zk.kazoo.set("/p/a", b"second")
+    pending = [zk.kazoo.create_async(f"/p/n{i}", str(i).encode()) for i in range(WINDOW + 10)]
+    for request in pending:
+        request.get()
+    paths = ["/p/a", "/p/empty", "/p/missing", *(f"/p/n{i}" for i in range(WINDOW + 10))]
+    with PipelinedReader(zk_connect) as reader:
+        data = reader.get_data_many(paths)
+        children = reader.get_children_many(["/p", "/nope", "/"])
+    expected = zk.get_many(paths)
+    assert [None if d is None else (d[0], d[1].version, d[1].czxid) for d in data] == [
+        None if e is None else (e[0], e[1].version, e[1].czxid) for e in (expected[p] for p in paths)
+    ]
+    assert data[0][1].version == 1 and data[2] is None
+    assert sorted(children[0]) == sorted(zk.get_children("/p"))
+    assert children[1] is None and children[2] == ["p"]
