@@ -2,7 +2,9 @@
 
 Kafka prints topic configs from a `java.util.HashMap` (`kafka-topics --describe`) or a
 `java.util.Properties` (`kafka-configs --describe`, the config znode's JSON), so reproducing their
-order byte for byte means reproducing Java's hashing. Java 9+ (Kafka 2.x runs on JDK 11/17).
+order byte for byte means replaying Java's tables: the same hashing, the same resize points and the
+same way each resize splits a bucket. Java 9+ (Kafka 2.x runs on JDK 11/17). Trees (buckets of 8+
+colliding keys) are not modelled: their iteration keeps the list order for the key counts configs have.
 """
 
 from __future__ import annotations
@@ -13,37 +15,65 @@ from collections.abc import Iterable
 def java_string_hash(text: str) -> int:
     """`String.hashCode` over UTF-16 code units, as a signed 32-bit int."""
     h = 0
-    for unit in text.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    encoded = text.encode("utf-16-be")
+    for i in range(0, len(encoded), 2):
+        h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
-def _spread(h: int) -> int:
-    h &= 0xFFFFFFFF
+def _spread(text: str) -> int:
+    h = java_string_hash(text) & 0xFFFFFFFF
     return (h ^ (h >> 16)) & 0x7FFFFFFF
 
 
-def java_hash_order(keys: Iterable[str], resize_at_size: int = 13) -> list[str]:
-    """Keys in the iteration order of a default-capacity Java hash table filled in the given order.
-
-    The table starts at 16 buckets and doubles once it holds `resize_at_size` entries per 16
-    buckets: 13 (`HashMap`, resize when size > 0.75n) or 12 (`ConcurrentHashMap(8)` behind
-    `Properties`, resize when size reaches 0.75n). Buckets iterate from 0 up; inside a bucket,
-    entries keep insertion order (resizes split buckets without reordering).
-    """
-    ordered = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(ordered) >= resize_at_size * capacity // 16:
-        capacity *= 2
-    position = {key: i for i, key in enumerate(ordered)}
-    return sorted(ordered, key=lambda k: (_spread(java_string_hash(k)) & (capacity - 1), position[k]))
+def hash_map_order(keys: Iterable[str]) -> list[str]:
+    """`java.util.HashMap` (capacity 16): append to the bucket's tail, resize after the size passes
+    0.75·n, and split each bucket into its low and high halves keeping their order."""
+    table: list[list[str]] = [[] for _ in range(16)]
+    size = 0
+    for key in dict.fromkeys(keys):
+        table[_spread(key) & (len(table) - 1)].append(key)
+        size += 1
+        if size > len(table) * 3 // 4:
+            table = _split(table, reverse_prefix=False)
+    return [key for bucket in table for key in bucket]
 
 
 def properties_order(keys: Iterable[str]) -> list[str]:
-    """`java.util.Properties` (a `ConcurrentHashMap(8)` on Java 9+)."""
-    return java_hash_order(keys, resize_at_size=12)
+    """`java.util.Properties` = `ConcurrentHashMap(8)`: table 16, resize once the count reaches
+    0.75·n, and `transfer` keeps each bucket's last run of same-half keys in order while the keys
+    before it come out reversed."""
+    table: list[list[str]] = [[] for _ in range(16)]
+    count = 0
+    for key in dict.fromkeys(keys):
+        table[_spread(key) & (len(table) - 1)].append(key)
+        count += 1
+        if count >= len(table) * 3 // 4:
+            table = _split(table, reverse_prefix=True)
+    return [key for bucket in table for key in bucket]
 
 
-def hash_map_order(keys: Iterable[str]) -> list[str]:
-    """`java.util.HashMap` with the default capacity."""
-    return java_hash_order(keys, resize_at_size=13)
+def _split(table: list[list[str]], reverse_prefix: bool) -> list[list[str]]:
+    n = len(table)
+    grown: list[list[str]] = [[] for _ in range(2 * n)]
+    for index, bucket in enumerate(table):
+        if not bucket:
+            continue
+        if not reverse_prefix:
+            for key in bucket:
+                grown[index + (n if _spread(key) & n else 0)].append(key)
+            continue
+        # ConcurrentHashMap.transfer: find lastRun (the longest tail going to one half), then push
+        # every earlier node onto the head of its half's list.
+        run_start = len(bucket) - 1
+        run_bit = _spread(bucket[-1]) & n
+        while run_start > 0 and _spread(bucket[run_start - 1]) & n == run_bit:
+            run_start -= 1
+        low: list[str] = []
+        high: list[str] = []
+        (high if run_bit else low).extend(bucket[run_start:])
+        for key in bucket[:run_start]:
+            (high if _spread(key) & n else low).insert(0, key)
+        grown[index] = low
+        grown[index + n] = high
+    return grown

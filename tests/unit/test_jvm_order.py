@@ -118,11 +118,6 @@ def test_hash_map_keeps_32_buckets_with_24_entries() -> None:
     assert hash_map_order(keys) == [*LETTERS[:17], "q", *LETTERS[17:-1]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: java_hash_order scales the HashMap threshold as 13/16 of the capacity (26 at 32 buckets); "
-    "Java resizes when size > 0.75n, i.e. at 25 entries for 32 buckets, 49 for 64",
-)
 def test_hash_map_grows_to_64_buckets_at_25_entries() -> None:
     keys = [*LETTERS, "q"]
     assert len(keys) == 25
@@ -144,11 +139,6 @@ def test_properties_grows_to_64_buckets_at_24_entries() -> None:
 # bucket 17, which ends up [q, Q]. Java 17 prints A,c,...,k,q,Q.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: properties_order assumes a resize keeps insertion order inside a bucket; "
-    "ConcurrentHashMap.transfer reverses the nodes before the bucket's last same-half run",
-)
 @pytest.mark.parametrize(
     ("keys", "expected"),
     [
