@@ -47,8 +47,10 @@ class LeaderAndIsr:
     def new_leader_and_isr(self, leader: int, isr: Sequence[int]) -> LeaderAndIsr:
         return dataclasses.replace(self, leader=leader, leader_epoch=self.leader_epoch + 1, isr=tuple(isr))
 
-    def new_epoch_and_zk_version(self) -> LeaderAndIsr:
-        return dataclasses.replace(self, leader_epoch=self.leader_epoch + 1, zk_version=self.zk_version + 1)
+    def new_epoch(self) -> LeaderAndIsr:
+        """Kafka's `newEpoch`: same leader and ISR, next leader epoch; the zkVersion stays the one the
+        conditional write expects."""
+        return self.new_leader_and_isr(self.leader, self.isr)
 
     def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
         return dataclasses.replace(self, zk_version=zk_version)
@@ -137,7 +139,9 @@ class EndPoint:
     port: int
 
     def __str__(self) -> str:
-        return f"{self.listener}://{self.host}:{self.port}"
+        # Kafka's Utils.formatAddress brackets IPv6 hosts
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener}://{host}:{self.port}"
 
 
 @dataclass(frozen=True)

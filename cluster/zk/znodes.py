@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
@@ -78,23 +79,55 @@ def _field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str, kind
     return value
 
 
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def _in_range(value: int, bounds: tuple[int, int]) -> bool:
+    return bounds[0] <= value <= bounds[1]
+
+
 def _int_field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) -> int:
-    return int(_field(path, data, obj, key, int))
+    """A JSON number that fits Java's `int`, as Kafka's `DecodeJson[Int]` requires."""
+    value = int(_field(path, data, obj, key, int))
+    if not _in_range(value, _INT32):
+        raise MalformedZNodeError(path, data, f"field '{key}' does not fit a 32-bit integer")
+    return value
 
 
 def _int_list(path: str, data: bytes | None, value: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) for v in value):
-        raise MalformedZNodeError(path, data, f"{what} is not a list of integers")
+    if not isinstance(value, list) or any(
+        isinstance(v, bool) or not isinstance(v, int) or not _in_range(v, _INT32) for v in value
+    ):
+        raise MalformedZNodeError(path, data, f"{what} is not a list of 32-bit integers")
     return tuple(value)
+
+
+def _java_parse_int(path: str, data: bytes | None, text: str, what: str, bounds: tuple[int, int] = _INT32) -> int:
+    """Java's `Integer.parseInt` / `Long.parseLong`: ASCII digits with an optional sign, nothing else."""
+    if not _JAVA_INTEGER.fullmatch(text) or not _in_range(value := int(text), bounds):
+        raise MalformedZNodeError(path, data, f"{what} is not a number")
+    return value
 
 
 def _string_int(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) -> int:
     """Kafka writes some numbers as JSON strings (`"timestamp":"1614570663881"`) and reads both forms."""
     value = _field(path, data, obj, key, (str, int))
+    if isinstance(value, int):
+        if not _in_range(value, _INT64):
+            raise MalformedZNodeError(path, data, f"field '{key}' does not fit a 64-bit integer")
+        return value
+    return _java_parse_int(path, data, value, f"field '{key}'", _INT64)
+
+
+def _ascii_number(path: str, data: bytes | None, bounds: tuple[int, int]) -> int:
+    """A znode whose whole content is a decimal number (`/controller_epoch`, old consumer offsets)."""
     try:
-        return int(value)
-    except ValueError:
-        raise MalformedZNodeError(path, data, f"field '{key}' is not a number") from None
+        text = (data or b"").decode("ascii")
+    except UnicodeDecodeError:
+        raise MalformedZNodeError(path, data, "not a decimal integer") from None
+    return _java_parse_int(path, data, text, "content", bounds)
 
 
 def _partitions_list(path: str, data: bytes | None, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -126,8 +159,8 @@ class ControllerZNode:
     def decode(data: bytes | None) -> int:
         """The controller's broker id. 0.8.x wrote a bare integer; read that too."""
         path = ControllerZNode.path()
-        if data is not None and data.strip().isdigit():
-            return int(data)
+        if data is not None and not data.lstrip().startswith(b"{"):
+            return _ascii_number(path, data, _INT32)
         return _int_field(path, data, _load_object(path, data), "brokerid")
 
 
@@ -145,10 +178,7 @@ class ControllerEpochZNode:
 
     @staticmethod
     def decode(data: bytes | None) -> int:
-        try:
-            return int((data or b"").decode("ascii"))
-        except (UnicodeDecodeError, ValueError):
-            raise MalformedZNodeError(ControllerEpochZNode.path(), data, "not a decimal integer") from None
+        return _ascii_number(ControllerEpochZNode.path(), data, _INT32)
 
 
 # --- brokers ------------------------------------------------------------------------------------
@@ -216,7 +246,10 @@ class BrokerIdZNode:
                 EndPoint("PLAINTEXT", _field(path, data, obj, "host", str), _int_field(path, data, obj, "port"))
             )
         features: dict[str, tuple[int, int]] = {}
-        for name, bounds in (obj.get("features") or {}).items():
+        raw_features = obj.get("features", {})
+        if not isinstance(raw_features, dict):
+            raise MalformedZNodeError(path, data, "field 'features' is not an object")
+        for name, bounds in raw_features.items():
             if not isinstance(bounds, dict):
                 raise MalformedZNodeError(path, data, f"feature '{name}' is not an object")
             features[name] = (
@@ -224,13 +257,14 @@ class BrokerIdZNode:
                 _int_field(path, data, bounds, "max_version"),
             )
         rack = obj.get("rack")
-        jmx_port = obj.get("jmx_port", -1)
+        if rack is not None and not isinstance(rack, str):
+            raise MalformedZNodeError(path, data, "field 'rack' is not a string")
         return BrokerRegistration(
             broker_id=broker_id,
             endpoints=tuple(endpoints),
             timestamp_ms=_string_int(path, data, obj, "timestamp") if "timestamp" in obj else 0,
-            rack=rack if isinstance(rack, str) else None,
-            jmx_port=jmx_port if isinstance(jmx_port, int) else -1,
+            rack=rack,
+            jmx_port=_int_field(path, data, obj, "jmx_port") if "jmx_port" in obj else -1,
             listener_security_protocol_map={str(k): str(v) for k, v in protocol_map.items()},
             features=features,
             version=version,
@@ -307,18 +341,19 @@ class TopicZNode:
                 raise MalformedZNodeError(path, data, f"field '{key}' is not an object")
             result = {}
             for p, replicas in raw.items():
-                if not (isinstance(p, str) and p.lstrip("-").isdigit()):
-                    raise MalformedZNodeError(path, data, f"partition id {p!r} is not an integer")
-                result[int(p)] = _int_list(path, data, replicas, f"replicas of partition {p}")
+                partition = _java_parse_int(path, data, p, f"partition id {p!r}")
+                result[partition] = _int_list(path, data, replicas, f"replicas of partition {p}")
             return result
 
         replicas = partition_map("partitions", required=True)
         adding = partition_map("adding_replicas", required=False)
         removing = partition_map("removing_replicas", required=False)
         topic_id = obj.get("topic_id")
+        if topic_id is not None and not isinstance(topic_id, str):
+            raise MalformedZNodeError(path, data, "field 'topic_id' is not a string")
         return TopicAssignment(
             partitions={p: ReplicaAssignment(r, adding.get(p, ()), removing.get(p, ())) for p, r in replicas.items()},
-            topic_id=topic_id if isinstance(topic_id, str) else None,
+            topic_id=topic_id,
         )
 
 
@@ -591,11 +626,11 @@ class ConfigEntityZNode:
 
     @staticmethod
     def decode(path: str, data: bytes | None) -> dict[str, str]:
-        """Kafka reads a config znode with no data as no overrides (`{}`)."""
+        """A config znode with no data means no overrides (`{}`); a document without `config` is malformed."""
         if not data:
             return {}
         obj = _load_object(path, data)
-        config = obj.get("config", {})
+        config = _field(path, data, obj, "config", dict)
         if not isinstance(config, dict) or any(not isinstance(v, str) for v in config.values()):
             raise MalformedZNodeError(path, data, "field 'config' is not an object of strings")
         return dict(config)
@@ -757,11 +792,7 @@ class ConsumerOffsetZNode:
 
     @staticmethod
     def decode(group: str, topic: str, partition: int, data: bytes | None) -> int:
-        try:
-            return int((data or b"").decode("ascii"))
-        except (UnicodeDecodeError, ValueError):
-            path = ConsumerOffsetZNode.path(group, topic, partition)
-            raise MalformedZNodeError(path, data, "not a decimal offset") from None
+        return _ascii_number(ConsumerOffsetZNode.path(group, topic, partition), data, _INT64)
 
 
 # --- ACLs and delegation tokens -----------------------------------------------------------------
@@ -831,7 +862,10 @@ class AclChangeNotificationSequenceZNode:
 
     @staticmethod
     def decode(data: bytes | None) -> tuple[str, str]:
-        text = (data or b"").decode("utf-8", errors="strict")
+        try:
+            text = (data or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedZNodeError(AclChangeNotificationSequenceZNode.path(), data, "not UTF-8 text") from None
         resource_type, sep, name = text.partition(":")
         if not sep:
             raise MalformedZNodeError(AclChangeNotificationSequenceZNode.path(), data, "not <ResourceType>:<name>")
