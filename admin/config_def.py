@@ -9,95 +9,28 @@ Tables from Kafka 2.8 `LogConfig.scala`, `KafkaConfig.scala` (Defaults) and `Dyn
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafkaops.cluster.config_types import (  # re-exported: admin's callers import them from here
+    INT_MAX,
+    LATEST_API_VERSION,
+    LONG_MAX,
+    ConfigKey,
+    ConfigType,
+    api_version,
+    at_least,
+    between,
+    config_error,
+    each_one_of,
+    one_of,
+    parse_value,
+)
+from kafkaops.cluster.config_types import (
+    KNOWN_API_VERSIONS as KNOWN_API_VERSIONS,
+)
 from kafkaops.cluster.errors import InvalidConfigurationError
-
-LONG_MAX = 2**63 - 1
-INT_MAX = 2**31 - 1
-
-
-class ConfigType(enum.Enum):
-    BOOLEAN = "BOOLEAN"
-    STRING = "STRING"
-    INT = "INT"
-    LONG = "LONG"
-    DOUBLE = "DOUBLE"
-    LIST = "LIST"
-
-
-def config_error(name: str, value: Any, reason: str) -> InvalidConfigurationError:
-    """Kafka's `ConfigException(name, value, message)` text."""
-    return InvalidConfigurationError(f"Invalid value {value} for configuration {name}: {reason}")
-
-
-def parse_value(name: str, kind: ConfigType, value: str) -> Any:
-    """`ConfigDef.parseType` for a string value."""
-    trimmed = value.strip()
-    if kind is ConfigType.BOOLEAN:
-        if trimmed.lower() in ("true", "false"):
-            return trimmed.lower() == "true"
-        raise config_error(name, value, "Expected value to be either true or false")
-    if kind is ConfigType.STRING:
-        return trimmed
-    if kind in (ConfigType.INT, ConfigType.LONG):
-        bound = INT_MAX if kind is ConfigType.INT else LONG_MAX
-        if re.fullmatch(r"[+-]?[0-9]+", trimmed) and -bound - 1 <= int(trimmed) <= bound:
-            return int(trimmed)
-        raise config_error(name, value, f"Not a number of type {kind.value}")
-    if kind is ConfigType.DOUBLE:
-        try:
-            if re.fullmatch(r"[+-]?(NaN|Infinity|[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?[dDfF]?)", trimmed) is None:
-                raise ValueError
-            return float(trimmed.rstrip("dDfF").replace("Infinity", "inf"))
-        except ValueError:
-            raise config_error(name, value, "Not a number of type DOUBLE") from None
-    # LIST: comma separated, trimmed; empty string is the empty list
-    return [] if trimmed == "" else [item.strip() for item in trimmed.split(",")]
-
-
-def _number(n: float) -> str:
-    return str(int(n)) if float(n).is_integer() else str(n)
-
-
-def at_least(minimum: float) -> Callable[[str, Any], None]:
-    def check(name: str, value: Any) -> None:
-        if value < minimum:
-            raise config_error(name, value, f"Value must be at least {_number(minimum)}")
-
-    return check
-
-
-def between(minimum: float, maximum: float) -> Callable[[str, Any], None]:
-    def check(name: str, value: Any) -> None:
-        if value < minimum:
-            raise config_error(name, value, f"Value must be at least {_number(minimum)}")
-        if value > maximum:
-            raise config_error(name, value, f"Value must be no more than {_number(maximum)}")
-
-    return check
-
-
-def one_of(*allowed: str) -> Callable[[str, Any], None]:
-    def check(name: str, value: Any) -> None:
-        if value not in allowed:
-            raise config_error(name, value, f"String must be one of: {', '.join(allowed)}")
-
-    return check
-
-
-def each_one_of(*allowed: str) -> Callable[[str, Any], None]:
-    """`ValidList.in(...)`: each element must be allowed."""
-    element = one_of(*allowed)
-
-    def check(name: str, value: Any) -> None:
-        for item in value:
-            element(name, item)
-
-    return check
 
 
 def throttled_replicas(name: str, value: Any) -> None:
@@ -113,51 +46,6 @@ def throttled_replicas(name: str, value: Any) -> None:
         f"{name} must be the literal '*' or a list of replicas in the following format: "
         "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
     )
-
-
-# ApiVersion.apply accepts the short versions and every internal version of 0.8.0 .. 2.8
-_API_VERSIONS = {
-    "0.8.0": [],
-    "0.8.1": [],
-    "0.8.2": [],
-    "0.9.0": [],
-    "0.10.0": ["IV0", "IV1"],
-    "0.10.1": ["IV0", "IV1", "IV2"],
-    "0.10.2": ["IV0"],
-    "0.11.0": ["IV0", "IV1", "IV2"],
-    "1.0": ["IV0"],
-    "1.1": ["IV0"],
-    "2.0": ["IV0", "IV1"],
-    "2.1": ["IV0", "IV1", "IV2"],
-    "2.2": ["IV0", "IV1"],
-    "2.3": ["IV0", "IV1"],
-    "2.4": ["IV0", "IV1"],
-    "2.5": ["IV0"],
-    "2.6": ["IV0"],
-    "2.7": ["IV0", "IV1", "IV2"],
-    "2.8": ["IV0", "IV1"],
-}
-KNOWN_API_VERSIONS = frozenset(
-    [short for short in _API_VERSIONS] + [f"{short}-{iv}" for short, ivs in _API_VERSIONS.items() for iv in ivs]
-)
-LATEST_API_VERSION = "2.8-IV1"
-
-
-def api_version(name: str, value: Any) -> None:
-    """`ApiVersionValidator`: `0.x.y[.z]` keeps three segments, later versions two (`2.8.1` → `2.8`)."""
-    text = str(value)
-    segments = text.split(".")
-    key = ".".join(segments[:3] if text.startswith("0.") else segments[:2])
-    if key not in KNOWN_API_VERSIONS:
-        raise config_error(name, text, f"Version `{text}` is not a valid version")
-
-
-@dataclasses.dataclass(frozen=True)
-class ConfigKey:
-    name: str
-    type: ConfigType
-    default: str
-    validator: Callable[[str, Any], None] | None = None
 
 
 def _definitions(*keys: ConfigKey) -> dict[str, ConfigKey]:
