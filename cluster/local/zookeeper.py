@@ -10,17 +10,16 @@ The server is the system's Java ZooKeeper (`QuorumPeerMain` with a generated `zo
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 from kafkaops.cluster.errors import KafkaOpsError, UserError
+from kafkaops.cluster.local import processes
 
 DEFAULT_PORT = 2181
 ZOOKEEPER_JARS = (Path("/usr/share/java/zookeeper.jar"),)
@@ -133,19 +132,7 @@ class LocalZooKeeper:
 
     def pid(self) -> int | None:
         """The server's pid if its process is alive."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass
-        if _is_zombie(pid):
-            return None
-        return pid
+        return processes.read_pid(self.pid_file)
 
     def is_serving(self) -> bool:
         return four_letter_word(self.host, self.port, "ruok", timeout_s=1.0) == "imok"
@@ -210,41 +197,16 @@ class LocalZooKeeper:
     def stop(self, timeout_s: float = 10.0) -> bool:
         """Stop the server (SIGTERM, then SIGKILL). Returns False if none was running."""
         pid = self.pid()
-        if pid is None:
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-            deadline = time.monotonic() + wait_s
-            while time.monotonic() < deadline:
-                if not _alive(pid):
-                    self.pid_file.unlink(missing_ok=True)
-                    return True
-                time.sleep(0.05)
-        raise ZooKeeperStartError(f"ZooKeeper (pid {pid}) did not stop")
+        if pid is not None:
+            try:
+                processes.stop(pid, timeout_s=timeout_s)
+            except OSError as error:
+                raise ZooKeeperStartError(f"ZooKeeper (pid {pid}) did not stop") from error
+        self.pid_file.unlink(missing_ok=True)
+        return pid is not None
 
     def _log_tail(self, lines: int = 20) -> str:
         try:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _alive(pid: int) -> bool:
-    # reap it if it is our child, so it does not linger as a zombie
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return not _is_zombie(pid)

@@ -22,6 +22,7 @@ ZooKeeper reads on one session: each sees a state at least as new as the previou
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 from collections.abc import Sequence
@@ -95,10 +96,8 @@ class PipelinedReader:
         raise ZooKeeperUnreachableError(f"Timed out waiting for connection while in state: CONNECTING ({last_error})")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._sock.sendall(_frame(_REQUEST_HEADER.pack(self._next_xid(), OP_CLOSE)))
-        except OSError:
-            pass
         self._sock.close()
 
     def __enter__(self) -> PipelinedReader:
