@@ -30,10 +30,8 @@ def hash_map_order(keys: Iterable[str]) -> list[str]:
     """`java.util.HashMap` (capacity 16): append to the bucket's tail, resize after the size passes
     0.75·n, and split each bucket into its low and high halves keeping their order."""
     table: list[list[str]] = [[] for _ in range(16)]
-    size = 0
-    for key in dict.fromkeys(keys):
+    for size, key in enumerate(dict.fromkeys(keys), start=1):
         table[_spread(key) & (len(table) - 1)].append(key)
-        size += 1
         if size > len(table) * 3 // 4:
             table = _split(table, reverse_prefix=False)
     return [key for bucket in table for key in bucket]
@@ -44,10 +42,8 @@ def properties_order(keys: Iterable[str]) -> list[str]:
     0.75·n, and `transfer` keeps each bucket's last run of same-half keys in order while the keys
     before it come out reversed."""
     table: list[list[str]] = [[] for _ in range(16)]
-    count = 0
-    for key in dict.fromkeys(keys):
+    for count, key in enumerate(dict.fromkeys(keys), start=1):
         table[_spread(key) & (len(table) - 1)].append(key)
-        count += 1
         if count >= len(table) * 3 // 4:
             table = _split(table, reverse_prefix=True)
     return [key for bucket in table for key in bucket]
