@@ -1,0 +1,308 @@
+"""Kafka's primitive wire types (`Type.java`; kafka-protocol.md §2.3), big-endian.
+
+    INT8 / INT16 / INT32 / INT64      1 / 2 / 4 / 8 bytes, two's complement
+    BOOLEAN                           1 byte, 0 = false (any other byte reads as true, as in Kafka)
+    STRING                            INT16 length N >= 0, N bytes of UTF-8
+    NULLABLE_STRING                   as STRING; length -1 = null
+    BYTES / NULLABLE_BYTES            INT32 length (-1 = null when nullable), then the bytes
+    RECORDS                           NULLABLE_BYTES holding whole record batches (see records.py)
+    ARRAY(T)                          INT32 count (-1 = null when nullable), then the elements
+    VARINT / VARLONG                  zig-zag, then base-128, low group first, 0x80 = more (records only)
+    UNSIGNED_VARINT                   base-128 without zig-zag (flexible versions only)
+    TAG_BUFFER                        UNSIGNED_VARINT count, then per field: tag, size, bytes
+
+Our APIs are all at non-flexible versions (kafka-protocol.md §1); the flexible encoding appears only
+in the header of an ApiVersions v3+ request that the broker reads to refuse it, so UNSIGNED_VARINT and
+TAG_BUFFER are here and the COMPACT_* forms are not.
+
+Every type has `encode(value, out)`, which appends bytes to a list (joined once per message), and
+`decode(buf, offset) -> (value, offset)`, which raises CorruptMessageError for anything malformed:
+a buffer too short, a negative length, invalid UTF-8, an array count larger than the bytes left could
+hold. Fixed-width types expose their `struct` format so that schema.py can fuse runs of them into one
+precompiled `struct.Struct`.
+"""
+
+from __future__ import annotations
+
+import struct
+from abc import ABC, abstractmethod
+from typing import Any
+
+from .errors import CorruptMessageError, EncodeError
+
+Buffer = bytes | bytearray | memoryview
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+
+
+class Type(ABC):
+    """One wire type: `min_size` is the fewest bytes any value of it takes."""
+
+    name: str
+    min_size: int
+
+    @abstractmethod
+    def encode(self, value: Any, out: list[bytes]) -> None:
+        """Append the encoding of `value` to `out`."""
+
+    @abstractmethod
+    def decode(self, buf: Buffer, offset: int) -> tuple[Any, int]:
+        """Read one value at `offset`; return it and the offset just past it."""
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Fixed(Type):
+    """A fixed-width number; `fmt` is its `struct` format character (schema.py fuses runs of them)."""
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name = name
+        self.fmt = fmt
+        self.struct = struct.Struct(">" + fmt)
+        self.min_size = self.struct.size
+
+    def encode(self, value: Any, out: list[bytes]) -> None:
+        out.append(self.struct.pack(value))
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Any, int]:
+        return unpack(self.struct, buf, offset)[0], offset + self.min_size
+
+
+INT8 = Fixed("INT8", "b")
+INT16 = Fixed("INT16", "h")
+INT32 = Fixed("INT32", "i")
+INT64 = Fixed("INT64", "q")
+BOOLEAN = Fixed("BOOLEAN", "?")
+
+
+def unpack(st: struct.Struct, buf: Buffer, offset: int) -> tuple[Any, ...]:
+    """`st.unpack_from` with a short buffer reported as CorruptMessageError."""
+    try:
+        return st.unpack_from(buf, offset)
+    except struct.error:
+        raise CorruptMessageError(f"need {st.size} bytes at offset {offset}, have {len(buf) - offset}") from None
+
+
+def _take(buf: Buffer, offset: int, size: int) -> int:
+    """The end offset of `size` bytes at `offset`, checked against the buffer."""
+    end = offset + size
+    if end > len(buf):
+        raise CorruptMessageError(f"need {size} bytes at offset {offset}, have {len(buf) - offset}")
+    return end
+
+
+class _String(Type):
+    def __init__(self, name: str, nullable: bool) -> None:
+        self.name = name
+        self.nullable = nullable
+        self.min_size = 2
+
+    def encode(self, value: str | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(_I16.pack(-1))
+            return
+        data = value.encode()
+        out.append(_I16.pack(len(data)))
+        out.append(data)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[str | None, int]:
+        (size,) = unpack(_I16, buf, offset)
+        offset += 2
+        if size < 0:
+            if size == -1 and self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} with length {size}")
+        end = _take(buf, offset, size)
+        try:
+            return str(buf[offset:end], "utf-8"), end
+        except UnicodeDecodeError as exc:
+            raise CorruptMessageError(f"{self.name} is not UTF-8: {exc}") from None
+
+
+STRING = _String("STRING", nullable=False)
+NULLABLE_STRING = _String("NULLABLE_STRING", nullable=True)
+
+
+class _Bytes(Type):
+    def __init__(self, name: str, nullable: bool) -> None:
+        self.name = name
+        self.nullable = nullable
+        self.min_size = 4
+
+    def encode(self, value: Buffer | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(_I32.pack(-1))
+            return
+        out.append(_I32.pack(len(value)))
+        out.append(bytes(value))
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+        (size,) = unpack(_I32, buf, offset)
+        offset += 4
+        if size < 0:
+            if size == -1 and self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} with length {size}")
+        end = _take(buf, offset, size)
+        return bytes(buf[offset:end]), end
+
+
+BYTES = _Bytes("BYTES", nullable=False)
+NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
+# A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because the
+# broker stores batches as received and never needs them decoded while handling the request.
+RECORDS = _Bytes("RECORDS", nullable=True)
+
+
+class Array(Type):
+    """ARRAY(elem): an INT32 count, then the elements. A nullable array reads count -1 as None."""
+
+    def __init__(self, elem: Type, nullable: bool = False) -> None:
+        self.elem = elem
+        self.nullable = nullable
+        self.name = f"{'NULLABLE_' if nullable else ''}ARRAY({elem.name})"
+        self.min_size = 4
+        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call.
+        self._fmt = elem.fmt if isinstance(elem, Fixed) else None
+
+    def encode(self, value: list[Any] | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(_I32.pack(-1))
+            return
+        if self._fmt is not None:
+            out.append(struct.pack(f">i{len(value)}{self._fmt}", len(value), *value))
+            return
+        out.append(_I32.pack(len(value)))
+        for item in value:
+            self.elem.encode(item, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[list[Any] | None, int]:
+        (count,) = unpack(_I32, buf, offset)
+        offset += 4
+        if count < 0:
+            if count == -1 and self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} with count {count}")
+        # Every element takes at least min_size bytes: a count the buffer cannot hold is garbage, and
+        # refusing it here keeps a 4-byte lie from allocating a huge list.
+        if count * max(self.elem.min_size, 1) > len(buf) - offset:
+            raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
+        if self._fmt is not None:
+            st = struct.Struct(f">{count}{self._fmt}")
+            return list(st.unpack_from(buf, offset)), offset + st.size
+        items = []
+        decode = self.elem.decode
+        for _ in range(count):
+            item, offset = decode(buf, offset)
+            items.append(item)
+        return items, offset
+
+
+# --- variable-length integers ------------------------------------------------------------------------
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """UNSIGNED_VARINT of 0 <= value < 2**32 (at most 5 bytes)."""
+    if not 0 <= value < 1 << 32:
+        raise EncodeError(f"unsigned varint out of range: {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _decode_base128(buf: Buffer, offset: int, max_bytes: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    for i in range(max_bytes):
+        if offset + i >= len(buf):
+            raise CorruptMessageError(f"varint cut short at offset {offset + i}")
+        byte = buf[offset + i]
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, offset + i + 1
+        shift += 7
+    raise CorruptMessageError(f"varint longer than {max_bytes} bytes at offset {offset}")
+
+
+def decode_unsigned_varint(buf: Buffer, offset: int) -> tuple[int, int]:
+    """Read an UNSIGNED_VARINT (at most 5 bytes, value below 2**32)."""
+    value, end = _decode_base128(buf, offset, 5)
+    if value >= 1 << 32:
+        raise CorruptMessageError(f"unsigned varint {value} exceeds 32 bits")
+    return value, end
+
+
+def encode_varint(value: int) -> bytes:
+    """VARINT: zig-zag of a signed 32-bit value, then base-128."""
+    if not -(1 << 31) <= value < 1 << 31:
+        raise EncodeError(f"varint out of range: {value}")
+    return encode_unsigned_varint((value << 1) ^ (value >> 31))
+
+
+def decode_varint(buf: Buffer, offset: int) -> tuple[int, int]:
+    """Read a VARINT (zig-zag, at most 5 bytes)."""
+    zigzag, end = decode_unsigned_varint(buf, offset)
+    return (zigzag >> 1) ^ -(zigzag & 1), end
+
+
+def encode_varlong(value: int) -> bytes:
+    """VARLONG: zig-zag of a signed 64-bit value, then base-128 (at most 10 bytes)."""
+    if not -(1 << 63) <= value < 1 << 63:
+        raise EncodeError(f"varlong out of range: {value}")
+    zigzag = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while zigzag > 0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+
+
+def decode_varlong(buf: Buffer, offset: int) -> tuple[int, int]:
+    """Read a VARLONG (zig-zag, at most 10 bytes)."""
+    zigzag, end = _decode_base128(buf, offset, 10)
+    if zigzag >= 1 << 64:
+        raise CorruptMessageError(f"varlong {zigzag} exceeds 64 bits")
+    return (zigzag >> 1) ^ -(zigzag & 1), end
+
+
+class _TaggedFields(Type):
+    """TAG_BUFFER as {tag: raw bytes}: we carry tags without interpreting any of them."""
+
+    name = "TAG_BUFFER"
+    min_size = 1
+
+    def encode(self, value: dict[int, bytes], out: list[bytes]) -> None:
+        out.append(encode_unsigned_varint(len(value)))
+        for tag in sorted(value):
+            out.append(encode_unsigned_varint(tag))
+            out.append(encode_unsigned_varint(len(value[tag])))
+            out.append(bytes(value[tag]))
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[dict[int, bytes], int]:
+        count, offset = decode_unsigned_varint(buf, offset)
+        fields: dict[int, bytes] = {}
+        previous = -1
+        for _ in range(count):
+            tag, offset = decode_unsigned_varint(buf, offset)
+            if tag <= previous:  # Kafka requires strictly increasing tags
+                raise CorruptMessageError(f"tagged field {tag} out of order after {previous}")
+            size, offset = decode_unsigned_varint(buf, offset)
+            end = _take(buf, offset, size)
+            fields[tag] = bytes(buf[offset:end])
+            offset, previous = end, tag
+        return fields, offset
+
+
+TAG_BUFFER = _TaggedFields()
