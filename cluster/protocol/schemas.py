@@ -7,7 +7,224 @@ message/*.json`, checked against kafka-protocol.md) for the non-flexible version
 newest version of each, as `name TYPE` lines (nested arrays one level deeper; a test keeps this in
 step with the declarations):
 
-LAYOUTS
+ProduceRequest v8 (key 0)
+    transactional_id NULLABLE_STRING
+    acks INT16
+    timeout_ms INT32
+    topic_data ARRAY
+      name STRING
+      partition_data ARRAY
+        index INT32
+        records RECORDS
+ProduceResponse v8 (key 0)
+    responses ARRAY
+      name STRING
+      partition_responses ARRAY
+        index INT32
+        error_code INT16
+        base_offset INT64
+        log_append_time_ms INT64
+        log_start_offset INT64
+        record_errors ARRAY
+          batch_index INT32
+          batch_index_error_message NULLABLE_STRING
+        error_message NULLABLE_STRING
+    throttle_time_ms INT32
+FetchRequest v11 (key 1)
+    replica_id INT32
+    max_wait_ms INT32
+    min_bytes INT32
+    max_bytes INT32
+    isolation_level INT8
+    session_id INT32
+    session_epoch INT32
+    topics ARRAY
+      topic STRING
+      partitions ARRAY
+        partition INT32
+        current_leader_epoch INT32
+        fetch_offset INT64
+        log_start_offset INT64
+        partition_max_bytes INT32
+    forgotten_topics_data ARRAY
+      topic STRING
+      partitions ARRAY(INT32)
+    rack_id STRING
+FetchResponse v11 (key 1)
+    throttle_time_ms INT32
+    error_code INT16
+    session_id INT32
+    responses ARRAY
+      topic STRING
+      partitions ARRAY
+        partition_index INT32
+        error_code INT16
+        high_watermark INT64
+        last_stable_offset INT64
+        log_start_offset INT64
+        aborted_transactions NULLABLE_ARRAY
+          producer_id INT64
+          first_offset INT64
+        preferred_read_replica INT32
+        records RECORDS
+ListOffsetsRequest v5 (key 2)
+    replica_id INT32
+    isolation_level INT8
+    topics ARRAY
+      name STRING
+      partitions ARRAY
+        partition_index INT32
+        current_leader_epoch INT32
+        timestamp INT64
+ListOffsetsResponse v5 (key 2)
+    throttle_time_ms INT32
+    topics ARRAY
+      name STRING
+      partitions ARRAY
+        partition_index INT32
+        error_code INT16
+        timestamp INT64
+        offset INT64
+        leader_epoch INT32
+MetadataRequest v8 (key 3)
+    topics NULLABLE_ARRAY
+      name STRING
+    allow_auto_topic_creation BOOLEAN
+    include_cluster_authorized_operations BOOLEAN
+    include_topic_authorized_operations BOOLEAN
+MetadataResponse v8 (key 3)
+    throttle_time_ms INT32
+    brokers ARRAY
+      node_id INT32
+      host STRING
+      port INT32
+      rack NULLABLE_STRING
+    cluster_id NULLABLE_STRING
+    controller_id INT32
+    topics ARRAY
+      error_code INT16
+      name STRING
+      is_internal BOOLEAN
+      partitions ARRAY
+        error_code INT16
+        partition_index INT32
+        leader_id INT32
+        leader_epoch INT32
+        replica_nodes ARRAY(INT32)
+        isr_nodes ARRAY(INT32)
+        offline_replicas ARRAY(INT32)
+      topic_authorized_operations INT32
+    cluster_authorized_operations INT32
+LeaderAndIsrRequest v3 (key 4)
+    controller_id INT32
+    controller_epoch INT32
+    broker_epoch INT64
+    topic_states ARRAY
+      topic_name STRING
+      partition_states ARRAY
+        partition_index INT32
+        controller_epoch INT32
+        leader INT32
+        leader_epoch INT32
+        isr ARRAY(INT32)
+        zk_version INT32
+        replicas ARRAY(INT32)
+        adding_replicas ARRAY(INT32)
+        removing_replicas ARRAY(INT32)
+        is_new BOOLEAN
+    live_leaders ARRAY
+      broker_id INT32
+      host_name STRING
+      port INT32
+LeaderAndIsrResponse v3 (key 4)
+    error_code INT16
+    partition_errors ARRAY
+      topic_name STRING
+      partition_index INT32
+      error_code INT16
+StopReplicaRequest v1 (key 5)
+    controller_id INT32
+    controller_epoch INT32
+    broker_epoch INT64
+    delete_partitions BOOLEAN
+    topics ARRAY
+      name STRING
+      partition_indexes ARRAY(INT32)
+StopReplicaResponse v1 (key 5)
+    error_code INT16
+    partition_errors ARRAY
+      topic_name STRING
+      partition_index INT32
+      error_code INT16
+UpdateMetadataRequest v5 (key 6)
+    controller_id INT32
+    controller_epoch INT32
+    broker_epoch INT64
+    topic_states ARRAY
+      topic_name STRING
+      partition_states ARRAY
+        partition_index INT32
+        controller_epoch INT32
+        leader INT32
+        leader_epoch INT32
+        isr ARRAY(INT32)
+        zk_version INT32
+        replicas ARRAY(INT32)
+        offline_replicas ARRAY(INT32)
+    live_brokers ARRAY
+      id INT32
+      endpoints ARRAY
+        port INT32
+        host STRING
+        listener STRING
+        security_protocol INT16
+      rack NULLABLE_STRING
+UpdateMetadataResponse v5 (key 6)
+    error_code INT16
+FindCoordinatorRequest v2 (key 10)
+    key STRING
+    key_type INT8
+FindCoordinatorResponse v2 (key 10)
+    throttle_time_ms INT32
+    error_code INT16
+    error_message NULLABLE_STRING
+    node_id INT32
+    host STRING
+    port INT32
+ApiVersionsRequest v2 (key 18)
+    (empty)
+ApiVersionsResponse v2 (key 18)
+    error_code INT16
+    api_keys ARRAY
+      api_key INT16
+      min_version INT16
+      max_version INT16
+    throttle_time_ms INT32
+InitProducerIdRequest v1 (key 22)
+    transactional_id NULLABLE_STRING
+    transaction_timeout_ms INT32
+InitProducerIdResponse v1 (key 22)
+    throttle_time_ms INT32
+    error_code INT16
+    producer_id INT64
+    producer_epoch INT16
+OffsetForLeaderEpochRequest v3 (key 23)
+    replica_id INT32
+    topics ARRAY
+      topic STRING
+      partitions ARRAY
+        partition INT32
+        current_leader_epoch INT32
+        leader_epoch INT32
+OffsetForLeaderEpochResponse v3 (key 23)
+    throttle_time_ms INT32
+    topics ARRAY
+      topic STRING
+      partitions ARRAY
+        error_code INT16
+        partition INT32
+        leader_epoch INT32
+        end_offset INT64
 """
 
 from __future__ import annotations
