@@ -1,0 +1,180 @@
+"""Which entries to keep: the filter value, its validation (Kafka's texts), and the local predicate.
+
+Semantics (kafka-reference.md §2.7, with Kafka's blind spots fixed):
+
+* `--topic T` keeps entries that name a partition of T (exact name, as Kafka's `topic == group(1)`);
+  `--partitions` narrows that to those partition numbers. Kafka looks at the first `[t,p]` token of a
+  line only; an entry here names all its partitions (1.0+ `t-p` and request dumps too), and it is kept
+  if any of them matches.
+* `--start-time` / `--end-time` are inclusive. Both sides are fixed-width `yyyy-MM-dd HH:mm:ss,SSS`
+  strings, so the bounds compare with the raw timestamps as strings: no log date is ever parsed, and
+  there is no time zone to get wrong (log4j wrote local time; the bounds are read in the same clock).
+* Unlike Kafka, an entry without a partition or a date is kept unless a filter asks for one.
+* `--broker`, `--controller-epoch`, `--level` (beyond Kafka) match the parsed actor id, controller epoch
+  and level exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError
+from kafkaops.statechange import patterns
+from kafkaops.statechange.parse import (
+    ORPHAN_KEY,
+    first_line,
+    is_legal_topic,
+    parse_actor,
+    parse_first_line,
+    partitions_in,
+)
+
+KAFKA_DEFAULT_START = "0000-00-00 00:00:00,000"
+KAFKA_DEFAULT_END = "9999-12-31 23:59:59,999"
+"""Kafka's defaults for --start-time / --end-time; given explicitly they mean "no bound" here too."""
+
+_LENIENT_TIME = re.compile(
+    r"([0-9]{1,4})-([0-9]{1,2})-([0-9]{1,2}) ([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}),([0-9]{1,3})", re.ASCII
+)
+
+
+@dataclass(frozen=True)
+class EntryFilter:
+    topic: str | None = None
+    partitions: frozenset[int] = frozenset()
+    start: str | None = None
+    """Inclusive lower bound, a canonical timestamp; None: unbounded (entries without a date kept)."""
+    end: str | None = None
+    brokers: frozenset[int] = frozenset()
+    controller_epochs: frozenset[int] = frozenset()
+    levels: frozenset[str] = frozenset()
+
+    @property
+    def needs_fields(self) -> bool:
+        """Whether deciding needs the parsed first line, not only the timestamp."""
+        return bool(self.topic or self.brokers or self.controller_epochs or self.levels)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.needs_fields and self.start is None and self.end is None
+
+
+def parse_partitions(value: str) -> frozenset[int]:
+    """Kafka's `--partitions 0,1,2`; repeated ids are refused with Kafka's text.
+
+    Raises InvalidArgumentError (Kafka itself dies with a NumberFormatException trace on `a,b`).
+    """
+    ids: list[int] = []
+    for item in value.split(","):
+        text = item.strip()
+        if not text.isascii() or not text.isdigit():
+            raise InvalidArgumentError(f'The list of partitions contains an invalid partition id: "{item}"')
+        ids.append(int(text))
+    repeated = [str(i) for i in dict.fromkeys(i for i in ids if ids.count(i) > 1)]
+    if repeated:
+        raise InvalidArgumentError("The list of partitions contains repeated entries: " + ",".join(repeated))
+    return frozenset(ids)
+
+
+def parse_time(value: str, option: str) -> str | None:
+    """A --start-time / --end-time value as a canonical fixed-width timestamp (None: no bound).
+
+    Kafka replaces `"` by spaces and trims (so `"2024-05-01 13:00:00,000"` quoted twice still works) and
+    parses `yyyy-MM-dd HH:mm:ss,SSS` leniently; fields of fewer digits are accepted here as there, but a
+    date that does not exist is refused instead of rolled over. Raises InvalidArgumentError.
+    """
+    text = value.replace('"', " ").strip()
+    if text in (KAFKA_DEFAULT_START, KAFKA_DEFAULT_END):
+        return None
+    match = _LENIENT_TIME.fullmatch(text)
+    try:
+        if match is None:
+            raise ValueError
+        year, month, day, hour, minute, second, millis = (int(g) for g in match.groups())
+        moment = datetime(year, month, day, hour, minute, second, millis * 1000)
+    except ValueError:
+        raise InvalidArgumentError(
+            f'Invalid {option} "{value}": expected a date and time in the format yyyy-MM-dd HH:mm:ss,SSS'
+        ) from None
+    return format_timestamp(moment)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """log4j's ISO8601 `%d`: `2024-05-01 13:00:00,123`."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
+
+
+def parse_ids(value: str, option: str) -> frozenset[int]:
+    """`--broker 1,2` / `--controller-epoch 3`. Raises InvalidArgumentError."""
+    try:
+        return frozenset(int(item) for item in value.split(","))
+    except ValueError:
+        raise InvalidArgumentError(f'Invalid {option} "{value}": expected comma-separated integers') from None
+
+
+def parse_levels(value: str) -> frozenset[str]:
+    levels = frozenset(item.strip().upper() for item in value.split(","))
+    unknown = sorted(levels - set(patterns.LEVELS))
+    if unknown:
+        raise InvalidArgumentError(
+            f'Unknown level "{",".join(unknown)}" in --level: expected {", ".join(patterns.LEVELS)}'
+        )
+    return levels
+
+
+def check_topic(topic: str) -> str:
+    """A topic with characters Kafka never allows cannot match anything: say so instead of printing
+    nothing. Raises InvalidTopicError with Kafka's `Topic.validate` text."""
+    if not is_legal_topic(topic):
+        raise InvalidTopicError(
+            f'Topic name "{topic}" is illegal, it contains a character other than '
+            "ASCII alphanumerics, '.', '_' and '-'"
+        )
+    return topic
+
+
+def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], list[int]] | None:
+    """The local engine's filter over a block's (keys, texts): the indexes of the entries to keep, or None
+    when every entry is kept.
+
+    Cheap tests first: the time bounds on the raw key bytes (an orphan's empty key is below any lower
+    bound, and `\\xff` stands above any timestamp), then the topic as a substring (an entry that names a
+    partition of T contains T), and only then is the first line parsed.
+    """
+    if spec.is_empty:
+        return None
+    bounded = spec.start is not None or spec.end is not None
+    low = spec.start.encode() if spec.start is not None else b"\x00"
+    high = spec.end.encode() if spec.end is not None else b"\xff"
+    topic = spec.topic.encode() if spec.topic is not None else b""
+
+    def select(keys: list[bytes], texts: list[bytes]) -> list[int]:
+        kept = [i for i, key in enumerate(keys) if low <= key <= high] if bounded else range(len(keys))
+        if not spec.needs_fields:
+            return list(kept)
+        return [i for i in kept if topic in texts[i] and fields_match(spec, keys[i], texts[i])]
+
+    return select
+
+
+def fields_match(spec: EntryFilter, key: bytes, text: bytes) -> bool:
+    """The filters on parsed fields; only the fields asked for are parsed (partitions cost the most)."""
+    if key == ORPHAN_KEY:
+        message, level = first_line(text), None
+    else:
+        _, level, message = parse_first_line(first_line(text))
+    if spec.levels and level not in spec.levels:
+        return False
+    if spec.brokers or spec.controller_epochs:
+        _, actor_id, epoch = parse_actor(message)
+        if spec.brokers and actor_id not in spec.brokers:
+            return False
+        if spec.controller_epochs and epoch not in spec.controller_epochs:
+            return False
+    return spec.topic is None or any(
+        p.topic == spec.topic and (not spec.partitions or p.partition in spec.partitions)
+        for p in partitions_in(message)
+    )

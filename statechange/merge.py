@@ -1,0 +1,155 @@
+"""The streaming merger: a lazy k-way merge of per-stream generators, in constant memory.
+
+A stream is one broker's log: its rotated files chained oldest first (`sources.group_rotated`). Each
+file is read in blocks of whole entries (`sources.read_blocks`), so memory holds about one block per
+stream, and the first merged entries are out as soon as every stream has produced one block: `| head`
+returns at once.
+
+The merge is `heapq.merge(*streams, key=timestamp)` in meaning: entries compare by their raw fixed-width
+timestamp bytes, ties keep stream order. It is computed block-wise rather than entry-wise, because a
+Python-level heap step per entry is several times slower than `sort -m`: every entry below the smallest
+"last buffered key" of the streams is known, so those entries are cut out of each buffer with `bisect`
+and ordered with one stable `sorted` (Timsort merges the already-sorted runs in C).
+
+A file whose timestamps go backwards (several brokers writing one file, a clock step) is not re-sorted:
+its order is kept, and the merged result is only as sorted as its inputs. Precisely, a merge of streams
+S1..Sn equals a stable sort of all entries by (running maximum of the timestamp within its stream,
+stream position, position in stream). Keys are raised to that running maximum here, which keeps the
+block-wise merge exact for unsorted inputs; the Spark engine sorts by the same key to agree.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate, islice
+from operator import le
+from typing import Any, NamedTuple
+
+from kafkaops.statechange.model import RawEntry
+from kafkaops.statechange.parse import ORPHAN_KEY, split_block
+from kafkaops.statechange.sources import BLOCK_SIZE, read_blocks
+
+Selector = Callable[[list[bytes], list[bytes]], list[int]]
+"""Given a block's (keys, texts), the indexes of the entries to keep (see `filters.entry_selector`)."""
+
+
+class Chunk(NamedTuple):
+    keys: list[bytes]
+    """Merge keys, non-decreasing: timestamps raised to the stream's running maximum."""
+    values: list[Any]
+    """What the merge carries: each entry's text (bytes), or its RawEntry when positions are wanted."""
+
+
+def file_chunks(
+    path: str, select: Selector | None, *, positions: bool, block_size: int = BLOCK_SIZE
+) -> Iterator[tuple[list[bytes], list[Any]]]:
+    """(keys, values) of the kept entries of one file, block by block; keys are raw timestamps."""
+    line = 1
+    for index, block in enumerate(read_blocks(path, block_size)):
+        keys, texts = split_block(block, file_start=index == 0)
+        values: list[Any] = texts
+        if positions:
+            values = []
+            for key, text in zip(keys, texts, strict=True):
+                values.append(RawEntry(key, text, path, line))
+                line += text.count(b"\n") + 1
+        if select is not None:
+            kept = select(keys, texts)
+            if len(kept) < len(keys):
+                keys = [keys[i] for i in kept]
+                values = [values[i] for i in kept]
+        yield keys, values
+
+
+def stream_chunks(
+    files: Sequence[str], select: Selector | None, *, positions: bool, block_size: int = BLOCK_SIZE
+) -> Iterator[Chunk]:
+    """The kept entries of one stream's files, oldest file first, as chunks with merge keys."""
+    floor = ORPHAN_KEY
+    for path in files:
+        for keys, values in file_chunks(path, select, positions=positions, block_size=block_size):
+            if keys:
+                keys = raise_to_running_max(keys, floor)
+                floor = keys[-1]
+                yield Chunk(keys, values)
+
+
+def raise_to_running_max(keys: list[bytes], floor: bytes) -> list[bytes]:
+    """Each key raised to the maximum of `floor` and the keys before it (unchanged when sorted)."""
+    if keys[0] >= floor and all(map(le, keys, islice(keys, 1, None))):
+        return keys
+    return list(accumulate(keys, max, initial=floor))[1:]
+
+
+class _Buffer:
+    """One stream's entries read but not yet merged."""
+
+    __slots__ = ("chunks", "keys", "values", "exhausted")
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        self.chunks = iter(chunks)
+        self.keys: list[bytes] = []
+        self.values: list[Any] = []
+        self.exhausted = False
+
+    def read(self) -> None:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            self.exhausted = True
+        else:
+            self.keys += chunk.keys
+            self.values += chunk.values
+
+    def take_below(self, bound: bytes | None, keys: list[bytes], values: list[Any]) -> None:
+        """Move the entries with key < bound (all of them if bound is None) to keys/values."""
+        cut = len(self.keys) if bound is None else bisect_left(self.keys, bound)
+        if cut == len(self.keys):
+            keys += self.keys
+            values += self.values
+            self.keys, self.values = [], []
+        elif cut:
+            keys += self.keys[:cut]
+            values += self.values[:cut]
+            del self.keys[:cut], self.values[:cut]
+
+
+def merge_chunks(streams: Sequence[Iterable[Chunk]]) -> Iterator[list[Any]]:
+    """Merge streams of chunks into batches of values in (key, stream position, position) order.
+
+    Each round, every entry with a key below `bound` (the smallest last buffered key among the streams
+    that may still produce entries) is final: no stream can later produce a smaller key. When nothing
+    is below it (a run of equal keys), the streams sitting at the bound read on.
+    """
+    buffers = [_Buffer(stream) for stream in streams]
+    while True:
+        for buffer in buffers:
+            while not buffer.keys and not buffer.exhausted:
+                buffer.read()
+        live = [buffer for buffer in buffers if buffer.keys]
+        if not live:
+            return
+        bound = min((b.keys[-1] for b in live if not b.exhausted), default=None)
+        keys: list[bytes] = []
+        values: list[Any] = []
+        for buffer in live:
+            buffer.take_below(bound, keys, values)
+        if not keys:
+            for buffer in live:
+                if not buffer.exhausted and buffer.keys[-1] == bound:
+                    buffer.read()
+        elif len(live) == 1:
+            yield values
+        else:
+            yield [values[i] for i in sorted(range(len(keys)), key=keys.__getitem__)]
+
+
+def merge_logs(
+    streams: Sequence[Sequence[str]],
+    select: Selector | None,
+    *,
+    positions: bool = False,
+    block_size: int = BLOCK_SIZE,
+) -> Iterator[list[Any]]:
+    """The kept entries of all streams, merged, in batches: texts (bytes), or RawEntry if `positions`."""
+    return merge_chunks([stream_chunks(files, select, positions=positions, block_size=block_size) for files in streams])

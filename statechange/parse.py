@@ -1,0 +1,140 @@
+"""Parsing state-change logs: lines into entries, and an entry's first line into fields.
+
+Pure functions over bytes and strings; no file is opened here. Nothing here raises on odd input: a line
+that matches no known shape is still an entry (its `message` is the line), binary garbage included.
+"""
+
+from __future__ import annotations
+
+import re
+from operator import itemgetter
+
+from kafkaops.statechange import patterns as p
+from kafkaops.statechange.model import Entry, Partition, RawEntry
+
+_TIMESTAMP = itemgetter(p.TIMESTAMP_SLICE)
+
+ORPHAN_KEY = b""
+"""The key of lines that precede a file's first timestamp: they sort before everything in their stream."""
+
+
+def split_block(block: bytes, *, file_start: bool) -> tuple[list[bytes], list[bytes]]:
+    """Split a block of whole entries (see `last_entry_start`) into (keys, texts).
+
+    A line starting with `[yyyy-MM-dd HH:mm:ss,SSS]` starts an entry; every other line (stack trace,
+    wrapped message, garbage) belongs to the entry above it. At the start of a file, lines before the
+    first timestamp form one orphan entry keyed ORPHAN_KEY. Only `\\n` ends a line, so `\\r\\n` files
+    pass through byte for byte. This is the merger's inner loop: the splitting and the key slices run in
+    C, nothing is decoded.
+    """
+    texts = p.ENTRY_BREAK_RE.split(block)
+    keys = list(map(_TIMESTAMP, texts))
+    if file_start and not p.ENTRY_START_RE.match(texts[0]):
+        keys[0] = ORPHAN_KEY
+    return keys, texts
+
+
+def last_entry_start(data: bytes) -> int:
+    """Index of the last line (not the first) that starts an entry, or -1: everything before it is a
+    block of whole entries, whatever follows."""
+    cut = data.rfind(b"\n[")
+    while cut >= 0 and not p.ENTRY_START_RE.match(data, cut + 1):
+        cut = data.rfind(b"\n[", 0, cut)
+    return cut + 1 if cut >= 0 else -1
+
+
+def entry_lines(text: bytes) -> list[str]:
+    """An entry's lines, decoded (invalid UTF-8 replaced, never an error), without line terminators."""
+    return [_strip_cr(line) for line in text.decode("utf-8", "replace").split("\n")]
+
+
+def first_line(text: bytes) -> str:
+    """An entry's first line, decoded as `entry_lines` does."""
+    end = text.find(b"\n")
+    return _strip_cr((text if end < 0 else text[:end]).decode("utf-8", "replace"))
+
+
+def _strip_cr(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
+
+
+def parse_entry(raw: RawEntry) -> Entry:
+    """All the fields of an entry; the first line decides them, continuation lines are carried as text."""
+    first, *continuation = entry_lines(raw.text)
+    if raw.key == ORPHAN_KEY:
+        timestamp, level, message = None, None, first
+    else:
+        timestamp, level, message = parse_first_line(first)
+    actor, actor_id, epoch = parse_actor(message)
+    return Entry(
+        timestamp=timestamp,
+        level=level,
+        actor=actor,
+        actor_id=actor_id,
+        controller_epoch=epoch,
+        partitions=partitions_in(message),
+        message=message,
+        continuation=tuple(continuation),
+        source=raw.source,
+        line=raw.line,
+    )
+
+
+def parse_first_line(line: str) -> tuple[str, str | None, str]:
+    """(timestamp, level, message) of a line that starts an entry (see `patterns.HEADER`)."""
+    match = p.HEADER_RE.match(line)
+    if match is None:  # cannot happen for a line that starts with ENTRY_START; kept total anyway
+        return line[p.TIMESTAMP_SLICE], None, line
+    return (
+        match.group(p.HEADER_TIMESTAMP),
+        match.group(p.HEADER_LEVEL),
+        match.group(p.HEADER_MESSAGE),
+    )
+
+
+def parse_actor(message: str) -> tuple[str | None, int | None, int | None]:
+    """(actor, actor id, controller epoch) from the §4.2 prefixes, old (0.8 - 0.11) or new (1.0+).
+
+    A broker's message has no epoch of its own; the epoch of the controller whose request it handles
+    (`... from controller 0 epoch 3 ...`) is the one that relates it to the controller's lines.
+    """
+    actor: str | None = None
+    actor_id: int | None = None
+    epoch: int | None = None
+    match = p.ACTOR_RE.match(message)
+    if match is not None:
+        controller_id = _first_group(match, p.ACTOR_CONTROLLER_ID)
+        if controller_id is not None:
+            actor, actor_id = "controller", controller_id
+        else:
+            actor, actor_id = "broker", _first_group(match, p.ACTOR_BROKER_ID)
+        epoch = _first_group(match, p.ACTOR_EPOCH)
+    if epoch is None:
+        request = p.REQUEST_EPOCH_RE.search(message)
+        if request is not None:
+            epoch = int(request.group(p.REQUEST_EPOCH_EPOCH))
+    return actor, actor_id, epoch
+
+
+def _first_group(match: re.Match[str], groups: tuple[int, ...]) -> int | None:
+    for group in groups:
+        value = match.group(group)
+        if value is not None:
+            return int(value)
+    return None
+
+
+def partitions_in(message: str) -> tuple[Partition, ...]:
+    """Every partition the message names, in any of the forms of `patterns.PARTITION`, first seen first."""
+    found: dict[Partition, None] = {}
+    for match in p.PARTITION_RE.finditer(message):
+        for topic_group, partition_group in p.PARTITION_GROUPS:
+            topic = match.group(topic_group)
+            if topic is not None:
+                found.setdefault(Partition(topic, int(match.group(partition_group))))
+                break
+    return tuple(found)
+
+
+def is_legal_topic(topic: str) -> bool:
+    return p.LEGAL_TOPIC_RE.match(topic) is not None

@@ -1,0 +1,158 @@
+"""Which files to read, in which streams, and reading them.
+
+`--logs` entries may be files, directories (their files) or globs; `--logs-regex` keeps Kafka's
+semantics. Rotated files of one log (`state-change.log.2024-05-01-13`, ..., `state-change.log`) form one
+stream in time order, so the merge sees one broker as one sorted sequence. `group_rotated` is pure and
+shared with the Spark engine, which lists remote file systems its own way.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import posixpath
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+
+from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.statechange import patterns
+from kafkaops.statechange.parse import last_entry_start
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+STATE_CHANGE_NAME = "state-change"
+
+
+def expand_logs(entries: Sequence[str]) -> list[str]:
+    """The files named by `--logs` entries, in the order given; repeats dropped.
+
+    A directory stands for its files whose name contains `state-change` (a broker's log directory also
+    holds server.log, controller.log, ...); a glob for its matches; each sorted by name.
+    Raises InvalidArgumentError for an entry that names nothing readable.
+    """
+    files: list[str] = []
+    for entry in entries:
+        if not entry:
+            continue
+        if _GLOB_CHARS.search(entry) and not os.path.exists(entry):
+            matches = sorted(m for m in glob.glob(entry) if os.path.isfile(m))
+            if not matches:
+                raise InvalidArgumentError(f"No state-change log matches {entry}")
+            files.extend(matches)
+        elif os.path.isdir(entry):
+            found = sorted(
+                os.path.join(entry, name)
+                for name in os.listdir(entry)
+                if STATE_CHANGE_NAME in name and os.path.isfile(os.path.join(entry, name))
+            )
+            if not found:
+                raise InvalidArgumentError(f"No file named *{STATE_CHANGE_NAME}* in directory {entry}")
+            files.extend(found)
+        else:
+            files.append(entry)
+    return check_readable(list(dict.fromkeys(files)))
+
+
+def logs_regex(spec: str) -> list[str]:
+    """Kafka's `--logs-regex /dir/regex`: split at the last `/` (no `/`: the current directory), keep the
+    directory's files whose names contain a match of the regex (an unanchored search, as Scala's
+    `findFirstIn`). Kafka lists in file-system order; here names are sorted, so runs are repeatable.
+    Raises InvalidArgumentError.
+    """
+    slash = spec.rfind("/")
+    directory = "." if slash < 0 else spec[:slash]
+    try:
+        name_regex = re.compile(spec[slash + 1 :])
+    except re.error as error:
+        raise InvalidArgumentError(
+            f'Invalid regular expression "{spec[slash + 1 :]}" in --logs-regex: {error}'
+        ) from None
+    try:
+        names = sorted(os.listdir(directory or "/"))
+    except OSError as error:
+        raise InvalidArgumentError(f"Cannot list directory {directory}: {error.strerror}") from None
+    files = [
+        directory + "/" + name
+        for name in names
+        if name_regex.search(name) and os.path.isfile(os.path.join(directory or "/", name))
+    ]
+    if not files:
+        raise InvalidArgumentError(f"No state-change log in {directory} matches {spec[slash + 1 :]}")
+    return check_readable(files)
+
+
+def check_readable(files: list[str]) -> list[str]:
+    """Fail before any output rather than halfway through the merge. Raises InvalidArgumentError."""
+    for path in files:
+        if not os.path.isfile(path):
+            reason = "is a directory" if os.path.isdir(path) else "no such file"
+            raise InvalidArgumentError(f"Cannot read state-change log {path}: {reason}")
+        if not os.access(path, os.R_OK):
+            raise InvalidArgumentError(f"Cannot read state-change log {path}: permission denied")
+    return files
+
+
+def group_rotated(paths: Sequence[str]) -> list[list[str]]:
+    """Streams of files: rotated files of one log grouped in time order, the live file last.
+
+    `d/state-change.log.2024-05-01-12[.gz]`, `d/state-change.log.2024-05-01-13`, `d/state-change.log`
+    form one stream; it sits where the first of its files appears in `paths` (the merge's tiebreak).
+    Paths are strings in `/` form (local paths or URIs); no file system is touched.
+    """
+    streams: dict[tuple[str, str], list[tuple[tuple[int, str], str]]] = {}
+    for path in paths:
+        directory, name = posixpath.split(path)
+        rotated = patterns.ROTATED_NAME_RE.match(name)
+        if rotated is not None:
+            base, order = rotated.group(patterns.ROTATED_BASE), (0, rotated.group(patterns.ROTATED_DATE))
+        else:
+            base, order = name.removesuffix(".gz"), (1, "")  # the live file is the newest
+        streams.setdefault((directory, base), []).append((order, path))
+    return [[path for _, path in sorted(files)] for files in streams.values()]
+
+
+BLOCK_SIZE = 256 * 1024
+"""Bytes read per file per step: big enough that splitting and sorting run in C on long runs, small
+enough that a merge of a few hundred streams holds a few hundred of them."""
+
+MAX_ENTRY_SIZE = 256 * 1024 * 1024
+"""An entry (a line and its continuation lines) longer than this is refused: a stack trace is
+kilobytes and a 1 MB line passes, but a file with no timestamped line in 256 MiB is no state-change
+log, and merging it would only exhaust memory."""
+
+
+def read_blocks(path: str, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole entries (see `parse.last_entry_start`), `.gz` decompressed;
+    the file's final newline is dropped (entries never carry the `\\n` of their last line).
+
+    Raises InvalidArgumentError if the file cannot be read, is not valid gzip (possibly after blocks
+    were produced: a truncated archive is only found at its end) or has an entry beyond MAX_ENTRY_SIZE.
+    """
+    try:
+        with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as file:
+            tail = b""
+            # Reading at least as much as is pending keeps a long entry's cost linear, not quadratic.
+            while chunk := file.read(max(block_size, len(tail))):
+                data = tail + chunk if tail else chunk
+                cut = last_entry_start(data)
+                if cut > 0:
+                    yield data[: cut - 1]
+                    tail = data[cut:]
+                elif len(data) > MAX_ENTRY_SIZE:
+                    raise InvalidArgumentError(
+                        f"Cannot read state-change log {path}: no line starts a log entry in its "
+                        f"{MAX_ENTRY_SIZE >> 20} MiB from byte {file.tell() - len(data)} on "
+                        "(is it a state-change log?)"
+                    )
+                else:
+                    tail = data
+            if tail:
+                yield tail[:-1] if tail.endswith(b"\n") else tail
+    except (OSError, EOFError, zlib.error) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise InvalidArgumentError(f"Cannot read state-change log {path}: {reason}") from None
+
+
+def total_size(paths: Sequence[str]) -> int:
+    return sum(os.path.getsize(path) for path in paths)
