@@ -17,6 +17,7 @@ from kafkaops.cluster.controller.state_machines import (
     split_partition_transitions,
     split_replica_transitions,
 )
+from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace
 from kafkaops.cluster.zk.values import TopicPartition
 
 P = PartitionState
@@ -126,3 +127,34 @@ def test_invalid_replica_transition_reason() -> None:
 
 def test_partition_replica_str() -> None:
     assert str(PartitionReplica(TopicPartition("foo", 0), 1)) == "[Topic=foo,Partition=0,Replica=1]"
+
+
+def test_invalid_transitions_are_logged_as_kafka_logs_them() -> None:
+    # the split's invalid entries carry what the state-change log needs, nothing more to look up
+    log = ControllerLog(controller_id=0, epoch=1)
+    (partition,) = split_partition_transitions([FOO0], {FOO0: P.ONLINE}, P.NEW).invalid
+    entry = log.partition_state_change_failed(
+        partition.key, partition.current, partition.target, ErrorTrace.illegal_state(partition.reason)
+    )
+    assert entry.message == (
+        "[Controller id=0 epoch=1] Controller 0 epoch 1 failed to change state for partition foo-0 from "
+        "OnlinePartition to NewPartition"
+    )
+    assert entry.error is not None
+    assert entry.error.lines() == [
+        "java.lang.IllegalStateException: Partition foo-0 should be in one of NonExistentPartition states before "
+        "moving to NewPartition state. Instead it is in OnlinePartition state"
+    ]
+    replica = PartitionReplica(FOO0, 2)
+    (invalid,) = split_replica_transitions([replica], {}, R.ONLINE).invalid
+    entry = log.replica_state_change_failed(
+        invalid.key.replica,
+        invalid.key.partition,
+        invalid.current,
+        invalid.target,
+        ErrorTrace.illegal_state(invalid.reason),
+    )
+    assert entry.message == (
+        "[Controller id=0 epoch=1] Controller 0 epoch 1 initiated state change of replica 2 for partition foo-0 "
+        "from NonExistentReplica to OnlineReplica failed"
+    )
