@@ -6,7 +6,7 @@ from importlib import metadata
 from typing import Annotated
 
 import typer
-from kafkaops.cli import cluster, configs, topics
+from kafkaops.cli import cluster, configs, state_change_log_merger, topics
 
 app = typer.Typer(
     name="kafkaops",
@@ -36,6 +36,7 @@ def _main(
 
 app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
 app.command("configs")(configs.configs_command)
+app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
 app.add_typer(cluster.app, name="cluster")
 
 

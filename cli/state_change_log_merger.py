@@ -1,0 +1,262 @@
+"""`kafkaops state-change-log-merger`: Kafka's StateChangeLogMerger, without its blind spots (§2.7).
+
+Kafka's options and texts; unlike Kafka it keeps 1.0+ lines (`topic-0`, `[Controller id=N epoch=E]`),
+entries without a partition, and multi-line entries (stack traces), which is the point of it. Beyond
+Kafka: directories and globs in --logs, --broker, --controller-epoch, --level, --annotate, JSON lines
+output, and a Spark engine for inputs too large for one machine.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, BinaryIO
+
+import typer
+from kafkaops.cli.output import kafka_errors
+from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.statechange import filters, sources, writers
+from kafkaops.statechange.filters import EntryFilter
+from kafkaops.statechange.merge import merge_logs
+from typer._click.core import ParameterSource  # Typer vendors click
+
+DESCRIPTION = (
+    "A tool for merging the log files from several brokers to reconnstruct a unified history of what happened."
+)
+EXACTLY_ONE_INPUT = 'Provide arguments to exactly one of the two options "[logs]" or "[logs-regex]"'
+PARTITIONS_NEED_TOPIC = 'The option "[topic]" needs to be provided an argument when specifying partition ids'
+
+AUTO_SPARK_BYTES = 8 * 1024**3
+"""--engine auto hands inputs larger than this to Spark. Below it the streaming engine wins on one machine:
+Spark's start-up alone is seconds, and its sort is not faster per core (see bench/statechange_merge.py)."""
+
+
+class Engine(enum.StrEnum):
+    auto = "auto"
+    local = "local"
+    spark = "spark"
+
+
+class MergeFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    parquet = "parquet"
+
+
+def build_filter(
+    topic: str | None,
+    partitions: str | None,
+    start_time: str,
+    end_time: str,
+    broker: str | None,
+    controller_epoch: str | None,
+    level: str | None,
+) -> EntryFilter:
+    """The entry filter from the options, checked in Kafka's order. Raises UsageError/InvalidArgumentError."""
+    if partitions is not None and topic is None:
+        raise UsageError(PARTITIONS_NEED_TOPIC)
+    return EntryFilter(
+        topic=filters.check_topic(topic) if topic is not None else None,
+        partitions=filters.parse_partitions(partitions) if partitions is not None else frozenset(),
+        start=filters.parse_time(start_time, "--start-time"),
+        end=filters.parse_time(end_time, "--end-time"),
+        brokers=filters.parse_ids(broker, "--broker") if broker is not None else frozenset(),
+        controller_epochs=(
+            filters.parse_ids(controller_epoch, "--controller-epoch") if controller_epoch is not None else frozenset()
+        ),
+        levels=filters.parse_levels(level) if level is not None else frozenset(),
+    )
+
+
+def is_remote(path: str) -> bool:
+    """`hdfs://...`, `s3a://...`: only the Spark engine reads those."""
+    return "://" in path
+
+
+def choose_engine(engine: Engine, remote: bool, local_bytes: int, output: MergeFormat) -> Engine:
+    """Raises InvalidArgumentError for a combination only Spark can do on the local engine."""
+    if engine is Engine.auto:
+        return (
+            Engine.spark if remote or output is MergeFormat.parquet or local_bytes > AUTO_SPARK_BYTES else Engine.local
+        )
+    if engine is Engine.local and remote:
+        raise InvalidArgumentError("Only --engine spark reads remote paths (hdfs://, s3a://, ...)")
+    if engine is Engine.local and output is MergeFormat.parquet:
+        raise InvalidArgumentError("--output parquet needs --engine spark")
+    return engine
+
+
+@contextmanager
+def _binary_output(path: str | None) -> Iterator[BinaryIO]:
+    if path is None:
+        sys.stdout.flush()
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+    else:
+        try:
+            with open(path, "wb") as file:
+                yield file
+        except OSError as error:
+            raise InvalidArgumentError(f"Cannot write {path}: {error.strerror}") from None
+
+
+def merge_local(
+    streams: Sequence[Sequence[str]], spec: EntryFilter, output: MergeFormat, annotate: bool, out: BinaryIO
+) -> int:
+    """Run the streaming engine; returns the number of entries written."""
+    positions = output is MergeFormat.json or annotate
+    count = 0
+    for batch in merge_logs(streams, filters.entry_selector(spec), positions=positions):
+        count += len(batch)
+        if output is MergeFormat.json:
+            writers.write_json_lines(batch, out)
+        elif annotate:
+            writers.write_annotated(batch, out)
+        else:
+            writers.write_text(batch, out)
+    return count
+
+
+@kafka_errors()
+def state_change_log_merger_command(
+    ctx: typer.Context,
+    logs: Annotated[
+        str | None,
+        typer.Option(
+            "--logs",
+            metavar="<file1,file2,...>",
+            help="Comma separated list of state change logs or a regex for the log file names. Entries may also be directories (their files), globs, or with --engine spark hdfs://, s3a://... paths.",
+        ),
+    ] = None,
+    logs_regex: Annotated[
+        str | None,
+        typer.Option(
+            "--logs-regex",
+            metavar="<for example: /tmp/state-change.log*>",
+            help="Regex to match the state change log files to be merged",
+        ),
+    ] = None,
+    topic: Annotated[
+        str | None,
+        typer.Option("--topic", metavar="<topic>", help="The topic whose state change logs should be merged"),
+    ] = None,
+    partitions: Annotated[
+        str | None,
+        typer.Option(
+            "--partitions",
+            metavar="<0,1,2,...>",
+            help="Comma separated list of partition ids whose state change logs should be merged",
+        ),
+    ] = None,
+    start_time: Annotated[
+        str,
+        typer.Option(
+            "--start-time",
+            metavar="<start timestamp in the format yyyy-MM-dd HH:mm:ss,SSS>",
+            help="The earliest timestamp of state change log entries to be merged (inclusive)",
+        ),
+    ] = filters.KAFKA_DEFAULT_START,
+    end_time: Annotated[
+        str,
+        typer.Option(
+            "--end-time",
+            metavar="<end timestamp in the format yyyy-MM-dd HH:mm:ss,SSS>",
+            help="The latest timestamp of state change log entries to be merged (inclusive)",
+        ),
+    ] = filters.KAFKA_DEFAULT_END,
+    broker: Annotated[
+        str | None,
+        typer.Option("--broker", metavar="<id,...>", help="Only entries written by these brokers (or controllers)"),
+    ] = None,
+    controller_epoch: Annotated[
+        str | None,
+        typer.Option(
+            "--controller-epoch",
+            metavar="<epoch,...>",
+            help="Only entries of these controller epochs (a broker's: the epoch of the request it handles)",
+        ),
+    ] = None,
+    level: Annotated[
+        str | None,
+        typer.Option(
+            "--level", metavar="<LEVEL,...>", help="Only entries of these levels (TRACE, DEBUG, INFO, WARN, ERROR)"
+        ),
+    ] = None,
+    annotate: Annotated[
+        bool, typer.Option("--annotate", help="Prefix each line with its source file and line number")
+    ] = False,
+    output: Annotated[
+        MergeFormat,
+        typer.Option(
+            "--output",
+            help="text: the original lines; json: one JSON object per entry per line (JSON Lines: the output can be larger than memory); parquet: with --engine spark and --output-path",
+        ),
+    ] = MergeFormat.text,
+    output_path: Annotated[
+        str | None,
+        typer.Option(
+            "--output-path",
+            metavar="<path>",
+            help="Write there instead of stdout (a file for --engine local; a directory, any Hadoop path, for spark)",
+        ),
+    ] = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="local: streaming merge on this machine; spark: a Spark job; auto: spark for remote paths, parquet or inputs over 8 GiB",
+        ),
+    ] = Engine.auto,
+    master: Annotated[
+        str | None,
+        typer.Option("--master", metavar="<url>", help="Spark master (default: embedded local[*])"),
+    ] = None,
+    conf: Annotated[
+        list[str] | None, typer.Option("--conf", metavar="<key=value>", help="Spark configuration, repeatable")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Report progress and Spark's own logs on stderr")] = False,
+) -> None:
+    """Merge the state-change logs of several brokers into one timeline (Kafka's StateChangeLogMerger)."""
+    if all(ctx.get_parameter_source(name) == ParameterSource.DEFAULT for name in ctx.params):
+        raise UsageError(DESCRIPTION)
+    if (logs is None) == (logs_regex is None):
+        raise UsageError(EXACTLY_ONE_INPUT)
+    spec = build_filter(topic, partitions, start_time, end_time, broker, controller_epoch, level)
+    entries = [entry for entry in logs.split(",") if entry] if logs is not None else []
+    remote = any(map(is_remote, entries)) or (logs_regex is not None and is_remote(logs_regex))
+    files: list[str] = []
+    if not remote:
+        files = sources.expand_logs(entries) if logs is not None else sources.logs_regex(logs_regex or "")
+    chosen = choose_engine(engine, remote, 0 if remote else sources.total_size(files), output)
+    if chosen is Engine.spark:
+        from kafkaops.spark import merge_job  # pyspark takes a second to import: only when asked for
+
+        merge_job.run(
+            merge_job.MergeJob(
+                inputs=entries if remote else files,
+                logs_regex=logs_regex if remote else None,
+                spec=spec,
+                output=output.value,
+                output_path=output_path,
+                annotate=annotate,
+            ),
+            master=master,
+            conf=conf or [],
+            verbose=verbose,
+        )
+        return
+    if output is MergeFormat.parquet:
+        raise InvalidArgumentError("--output parquet needs --engine spark")
+    streams = sources.group_rotated(files)
+    try:
+        with _binary_output(output_path) as out:
+            count = merge_local(streams, spec, output, annotate, out)
+    except BrokenPipeError:
+        # The reader (`| head`) has all it wanted; stop quietly, without Python's flush-at-exit error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return
+    if verbose:
+        sys.stderr.write(f"Merged {count} entries from {len(files)} files in {len(streams)} streams (engine local)\n")
