@@ -3,4 +3,29 @@
 A pure codec library (no sockets, no clocks): the broker, the controller and `admin` build and read
 Kafka frames with it. It imports nothing of ours except `kafkaops.cluster.errors`, whose root error
 its error registry extends. The facts it encodes are in `shared/kafka-protocol.md`.
+
+    errors    one class per Kafka error code (code, name, retriable); for_code(), check();
+              CorruptMessageError for any malformed bytes, InvalidRequestError for bad requests
+    types     INT8..INT64, BOOLEAN, STRING, BYTES, RECORDS, Array, varints, TAG_BUFFER
+    schema    the declarative engine: Field, Struct, ArrayOf, Message (one compiled Schema per version)
+    schemas   ApiKey, every request/response body, SUPPORTED_VERSIONS, the controller APIs' helpers
+    messages  header + body: decode_request, encode_response (broker); encode_request,
+              decode_response (our clients); the header-version rule; the ApiVersions refusal
+    records   record batch v2: read_header, iter_batches, iter_records, patch_batch,
+              validate_produce_records, build_batch, control batches, CRC-32C
+    framing   read_frame (size checked against a limit first), write_frame, correlation ids
+
+Values are plain dicts with Kafka's field names in snake_case, the same keys at every version
+(schema.py); RECORDS fields are bytes, parsed by records.py only where needed.
+
+A broker connection, in outline:
+
+    payload = await read_frame(reader, max_request_bytes)       # None: the client closed
+    request = decode_request(payload)                           # InvalidRequestError: close
+    if is_unsupported_api_versions(request.header):
+        body, version = api_versions_refusal(), 0
+    else:
+        body, version = handle(request), request.header.api_version
+    write_frame(writer, encode_response(request.header.api_key, version,
+                                        request.header.correlation_id, body))
 """

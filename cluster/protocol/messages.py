@@ -28,6 +28,7 @@ do not speak raises UnsupportedVersionError (also a close, except for ApiVersion
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,7 +134,7 @@ def decode_request(payload: Buffer) -> Request:
         raise InvalidRequestError(f"malformed request: {exc.message}") from exc
 
 
-def encode_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
+def encode_request(header: RequestHeader, body: Mapping[str, Any]) -> bytes:
     """A request frame's payload. Raises EncodeError, or UnsupportedVersionError for a version we lack."""
     out: list[bytes] = []
     header_fields = {
@@ -147,7 +148,7 @@ def encode_request(header: RequestHeader, body: dict[str, Any]) -> bytes:
     return b"".join(out)
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict[str, Any]) -> bytes:
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
     """A response frame's payload, echoing the request's correlation id."""
     out: list[bytes] = []
     RESPONSE_HEADER.encode_into({"correlation_id": correlation_id}, response_header_version(api_key, api_version), out)
