@@ -307,8 +307,9 @@ class ControllerLog:
         return StateChangeEntry(level, self.prefix + message, error)
 
     def _failure_head(self) -> str:
-        # the failure texts repeat the id and epoch inside the message (`logFailedStateChange`)
-        return f"Controller {self.controller_id} epoch {self.epoch}"
+        # the failure texts repeat the id and epoch inside the message (`logFailedStateChange`); before
+        # an election Kafka's context epoch is its initial 0
+        return f"Controller {self.controller_id} epoch {self.epoch if self.epoch is not None else 0}"
 
     # partition state machine
 
