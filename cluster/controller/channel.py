@@ -1,0 +1,394 @@
+"""Controller → broker requests: one send thread per broker, and the per-event request batch.
+
+Kafka's `ControllerChannelManager` / `RequestSendThread`: each live broker has a thread that owns a
+connection and a queue; a request is retried (reconnecting with a short backoff) until the broker
+answers or is removed because it died. Responses are handed to callbacks on that thread, which must
+only enqueue controller events.
+
+`ControllerBrokerRequestBatch` collects what one controller event wants to tell the brokers
+(LeaderAndIsr, StopReplica, UpdateMetadata) and sends it, batched per broker, stamped with the
+controller's id and epoch and each recipient's broker epoch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import socket
+import struct
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
+from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
+from kafkaops.cluster.zk.values import (
+    LEADER_DURING_DELETE,
+    BrokerRegistration,
+    LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
+    TopicPartition,
+)
+
+log = logging.getLogger("kafkaops.controller.channel")
+
+LEADER_AND_ISR_VERSION = 3
+UPDATE_METADATA_VERSION = 5
+STOP_REPLICA_VERSION = 1
+RETRY_BACKOFF_S = 0.1
+SOCKET_TIMEOUT_S = 30.0
+_SIZE = struct.Struct(">i")
+
+ResponseCallback = Callable[[int, dict[str, Any]], None]
+"""Called with (broker id, response body) on the broker's send thread."""
+
+
+@dataclass
+class _Outgoing:
+    api_key: ApiKey
+    version: int
+    body: dict[str, Any]
+    callback: ResponseCallback | None
+
+
+class RequestSendThread(threading.Thread):
+    def __init__(self, controller_id: int, broker: BrokerRegistration) -> None:
+        super().__init__(name=f"controller-{controller_id}-to-broker-{broker.broker_id}-send-thread", daemon=True)
+        self.controller_id = controller_id
+        self.broker = broker
+        self.requests: queue.Queue[_Outgoing | None] = queue.Queue()
+        self._sock: socket.socket | None = None
+        self._running = True
+        self._correlation_id = 0
+
+    def stop(self) -> None:
+        self._running = False
+        self.requests.put(None)
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+
+    def run(self) -> None:
+        while self._running:
+            outgoing = self.requests.get()
+            if outgoing is None:
+                break
+            response = self._send_until_answered(outgoing)
+            if response is not None and outgoing.callback is not None:
+                try:
+                    outgoing.callback(self.broker.broker_id, response)
+                except Exception:  # noqa: BLE001 - a callback must not kill the send thread
+                    log.exception("Response callback failed for broker %s", self.broker.broker_id)
+        self._close()
+
+    def _send_until_answered(self, outgoing: _Outgoing) -> dict[str, Any] | None:
+        while self._running:
+            try:
+                sock = self._connect()
+                self._correlation_id += 1
+                header = RequestHeader(
+                    outgoing.api_key, outgoing.version, self._correlation_id, f"controller-{self.controller_id}"
+                )
+                payload = encode_request(header, outgoing.body)
+                sock.sendall(_SIZE.pack(len(payload)) + payload)
+                (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
+                correlation_id, body = decode_response(outgoing.api_key, outgoing.version, _recv_exactly(sock, size))
+                if correlation_id != self._correlation_id:
+                    raise OSError(f"correlation id {correlation_id}, expected {self._correlation_id}")
+                return body
+            except (OSError, ValueError) as error:
+                if self._running:
+                    log.warning(
+                        "Controller %s failed to send %s to broker %s (%s); retrying",
+                        self.controller_id,
+                        outgoing.api_key.name,
+                        self.broker.broker_id,
+                        error,
+                    )
+                self._close()
+                threading.Event().wait(RETRY_BACKOFF_S)
+        return None
+
+    def _connect(self) -> socket.socket:
+        if self._sock is None:
+            endpoint = self.broker.endpoints[0]
+            sock = socket.create_connection((endpoint.host, endpoint.port), timeout=SOCKET_TIMEOUT_S)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sock = sock
+        return self._sock
+
+    def _close(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock = None
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < n:
+        chunk = sock.recv(n - len(chunks))
+        if not chunk:
+            raise OSError("connection closed by the broker")
+        chunks += chunk
+    return bytes(chunks)
+
+
+class ControllerChannelManager:
+    """The send threads of one controller incarnation. Thread-safe."""
+
+    def __init__(self, controller_id: int) -> None:
+        self.controller_id = controller_id
+        self._threads: dict[int, RequestSendThread] = {}
+        self._lock = threading.Lock()
+
+    def add_broker(self, broker: BrokerRegistration) -> None:
+        with self._lock:
+            if broker.broker_id in self._threads:
+                return
+            thread = RequestSendThread(self.controller_id, broker)
+            self._threads[broker.broker_id] = thread
+            thread.start()
+
+    def remove_broker(self, broker_id: int) -> None:
+        with self._lock:
+            thread = self._threads.pop(broker_id, None)
+        if thread is not None:
+            thread.stop()
+
+    def send(
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: ResponseCallback | None = None,
+    ) -> bool:
+        """Queue a request; False (dropped) if the broker is not connected, as Kafka drops it."""
+        with self._lock:
+            thread = self._threads.get(broker_id)
+        if thread is None:
+            return False
+        thread.requests.put(_Outgoing(api_key, version, body, callback))
+        return True
+
+    def shutdown(self) -> None:
+        with self._lock:
+            threads = list(self._threads.values())
+            self._threads.clear()
+        for thread in threads:
+            thread.stop()
+
+
+class StateChangeSink:
+    """Where the batch writes its state-change lines (a `StateChangeLogFile` fits)."""
+
+    def enabled(self, level: Level) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def write(self, entry: StateChangeEntry) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class _LeaderAndIsrEntry:
+    state: LeaderIsrAndControllerEpoch
+    assignment: ReplicaAssignment
+    is_new: bool
+
+
+@dataclass
+class ControllerBrokerRequestBatch:
+    """What one controller event sends; `send_requests_to_brokers` empties it."""
+
+    controller_id: int
+    leader_and_isr: dict[int, dict[TopicPartition, _LeaderAndIsrEntry]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    stop_replica: dict[int, dict[TopicPartition, bool]] = field(default_factory=lambda: defaultdict(dict))
+    update_metadata_brokers: set[int] = field(default_factory=set)
+    update_metadata_partitions: set[TopicPartition] = field(default_factory=set)
+
+    def add_leader_and_isr(
+        self,
+        broker_ids: Iterable[int],
+        partition: TopicPartition,
+        state: LeaderIsrAndControllerEpoch,
+        assignment: ReplicaAssignment,
+        is_new: bool = False,
+    ) -> None:
+        for broker_id in broker_ids:
+            if broker_id >= 0:
+                self.leader_and_isr[broker_id][partition] = _LeaderAndIsrEntry(state, assignment, is_new)
+        self.update_metadata_partitions.add(partition)
+
+    def add_stop_replica(self, broker_ids: Iterable[int], partition: TopicPartition, delete: bool) -> None:
+        for broker_id in broker_ids:
+            if broker_id >= 0:
+                previous = self.stop_replica[broker_id].get(partition, False)
+                self.stop_replica[broker_id][partition] = previous or delete
+
+    def add_update_metadata(self, broker_ids: Iterable[int], partitions: Iterable[TopicPartition]) -> None:
+        self.update_metadata_brokers.update(broker_ids)
+        self.update_metadata_partitions.update(partitions)
+
+    def is_empty(self) -> bool:
+        return not (self.leader_and_isr or self.stop_replica or self.update_metadata_brokers)
+
+    def send_requests_to_brokers(
+        self,
+        controller_epoch: int,
+        channel: ControllerChannelManager,
+        live_brokers: dict[int, BrokerRegistration],
+        broker_epochs: dict[int, int],
+        leadership: Callable[[TopicPartition], LeaderIsrAndControllerEpoch | None],
+        replicas: Callable[[TopicPartition], tuple[int, ...]],
+        deleting: Callable[[TopicPartition], bool],
+        log: ControllerLog,
+        sink: StateChangeSink,
+        stop_replica_callback: Callable[[int, bool], ResponseCallback | None] = lambda broker, delete: None,
+    ) -> None:
+        """Send everything collected, to brokers that are live (or shutting down) only."""
+        self._send_leader_and_isr(controller_epoch, channel, live_brokers, broker_epochs, log, sink)
+        self._send_update_metadata(
+            controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink
+        )
+        self._send_stop_replica(
+            controller_epoch, channel, live_brokers, broker_epochs, log, sink, stop_replica_callback
+        )
+        self.leader_and_isr.clear()
+        self.stop_replica.clear()
+        self.update_metadata_brokers.clear()
+        self.update_metadata_partitions.clear()
+
+    def _send_leader_and_isr(self, controller_epoch, channel, live_brokers, broker_epochs, log, sink) -> None:  # type: ignore[no-untyped-def]
+        trace = sink.enabled(Level.TRACE)
+        for broker_id, entries in sorted(self.leader_and_isr.items()):
+            if broker_id not in live_brokers:
+                continue
+            topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            leaders = followers = 0
+            leader_ids: set[int] = set()
+            for partition, entry in sorted(entries.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
+                lai = entry.state.leader_and_isr
+                state = {
+                    "partition_index": partition.partition,
+                    "controller_epoch": entry.state.controller_epoch,
+                    "leader": lai.leader,
+                    "leader_epoch": lai.leader_epoch,
+                    "isr": list(lai.isr),
+                    "zk_version": lai.zk_version,
+                    "replicas": list(entry.assignment.replicas),
+                    "adding_replicas": list(entry.assignment.adding_replicas),
+                    "removing_replicas": list(entry.assignment.removing_replicas),
+                    "is_new": entry.is_new,
+                }
+                is_leader = lai.leader == broker_id
+                leaders += is_leader
+                followers += not is_leader
+                if lai.leader >= 0:
+                    leader_ids.add(lai.leader)
+                if trace:
+                    partition_state = LeaderAndIsrPartitionState.of(
+                        partition, entry.state, entry.assignment, is_new=entry.is_new
+                    )
+                    sink.write(log.sending_leader_and_isr_partition(broker_id, partition_state))
+                topics[partition.topic].append(state)
+            sink.write(log.sending_leader_and_isr(broker_id, leaders, followers))
+            body = {
+                "controller_id": self.controller_id,
+                "controller_epoch": controller_epoch,
+                "broker_epoch": broker_epochs.get(broker_id, -1),
+                "topic_states": [{"topic_name": t, "partition_states": s} for t, s in topics.items()],
+                "live_leaders": [
+                    {
+                        "broker_id": b,
+                        "host_name": live_brokers[b].endpoints[0].host,
+                        "port": live_brokers[b].endpoints[0].port,
+                    }
+                    for b in sorted(leader_ids)
+                    if b in live_brokers
+                ],
+            }
+            channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body)
+
+    def _send_update_metadata(  # type: ignore[no-untyped-def]
+        self, controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink
+    ) -> None:
+        if not self.update_metadata_brokers and not self.update_metadata_partitions:
+            return
+        recipients = sorted(b for b in (self.update_metadata_brokers or set(live_brokers)) if b in live_brokers)
+        if not self.update_metadata_brokers:
+            recipients = sorted(live_brokers)
+        topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for partition in sorted(self.update_metadata_partitions, key=lambda tp: (tp.topic, tp.partition)):
+            state = leadership(partition)
+            if state is None:
+                continue
+            lai = state.leader_and_isr
+            assigned = replicas(partition)
+            topics[partition.topic].append(
+                {
+                    "partition_index": partition.partition,
+                    "controller_epoch": state.controller_epoch,
+                    "leader": LEADER_DURING_DELETE if deleting(partition) else lai.leader,
+                    "leader_epoch": lai.leader_epoch,
+                    "isr": list(lai.isr),
+                    "zk_version": lai.zk_version,
+                    "replicas": list(assigned),
+                    "offline_replicas": [r for r in assigned if r not in live_brokers],
+                }
+            )
+        brokers = [
+            {
+                "id": b.broker_id,
+                "endpoints": [
+                    {"port": e.port, "host": e.host, "listener": e.listener, "security_protocol": 0}
+                    for e in b.endpoints
+                ],
+                "rack": b.rack,
+            }
+            for b in sorted(live_brokers.values(), key=lambda r: r.broker_id)
+        ]
+        sink.write(log.sending_update_metadata(recipients, len(self.update_metadata_partitions)))
+        for broker_id in recipients:
+            body = {
+                "controller_id": self.controller_id,
+                "controller_epoch": controller_epoch,
+                "broker_epoch": broker_epochs.get(broker_id, -1),
+                "topic_states": [{"topic_name": t, "partition_states": s} for t, s in topics.items()],
+                "live_brokers": brokers,
+            }
+            channel.send(broker_id, ApiKey.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)
+
+    def _send_stop_replica(  # type: ignore[no-untyped-def]
+        self, controller_epoch, channel, live_brokers, broker_epochs, log, sink, stop_replica_callback
+    ) -> None:
+        for broker_id, partitions in sorted(self.stop_replica.items()):
+            if broker_id not in live_brokers:
+                continue
+            for delete in (False, True):
+                chosen = sorted(
+                    (tp for tp, d in partitions.items() if d == delete), key=lambda tp: (tp.topic, tp.partition)
+                )
+                if not chosen:
+                    continue
+                by_topic: dict[str, list[int]] = defaultdict(list)
+                for tp in chosen:
+                    by_topic[tp.topic].append(tp.partition)
+                sink.write(log.sending_stop_replica(broker_id, len(chosen)))
+                body = {
+                    "controller_id": self.controller_id,
+                    "controller_epoch": controller_epoch,
+                    "broker_epoch": broker_epochs.get(broker_id, -1),
+                    "delete_partitions": delete,
+                    "topics": [{"name": t, "partition_indexes": p} for t, p in by_topic.items()],
+                }
+                channel.send(
+                    broker_id, ApiKey.STOP_REPLICA, STOP_REPLICA_VERSION, body, stop_replica_callback(broker_id, delete)
+                )
