@@ -93,7 +93,8 @@ ALL_VERSIONS = [
 
 
 @pytest.mark.parametrize(("message", "version"), ALL_VERSIONS)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# No example database for the parametrized properties: writing it per case doubled the run time.
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_round_trip_at_every_version(message: Message, version: int, data: st.DataObject) -> None:
     schema = message.schemas[version]
@@ -648,7 +649,7 @@ CLIENT_APIS = [
 
 
 @pytest.mark.parametrize(("key", "side", "version"), CLIENT_APIS)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_kafka_python_reads_and_rewrites_our_bytes_unchanged(
     key: ApiKey, side: str, version: int, data: st.DataObject
