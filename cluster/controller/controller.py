@@ -1,0 +1,1197 @@
+"""The controller (Kafka 2.8 `KafkaController`, ZooKeeper mode; reference §5).
+
+Every broker runs one. All of them compete for `/controller`; the winner bumps `/controller_epoch`
+in the same multi, loads the cluster from ZooKeeper and then turns intents into decisions: topics
+come online, leaders move off dead brokers, deleted topics disappear, preferred leaders return.
+
+Threading: the state (`ControllerContext`) is owned by the event thread. kazoo watch callbacks,
+timers, send-thread response callbacks and the broker's request handlers only `put` events. Every
+ZooKeeper write is fenced on the `/controller_epoch` version (`fenced_multi`); a failed check means a
+newer controller exists, and the handler resigns. When the ZooKeeper session is lost the controller
+stops acting at once (`_active` is cleared on kazoo's thread, before any event can run).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from kafkaops.cluster.controller import elections
+from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannelManager
+from kafkaops.cluster.controller.context import ControllerContext
+from kafkaops.cluster.controller.event_manager import ControllerEventManager
+from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
+from kafkaops.cluster.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, StateChangeLogFile
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.pipelined import PipelinedReader
+from kafkaops.cluster.zk.values import (
+    LeaderAndIsr,
+    LeaderIsrAndControllerEpoch,
+    TopicPartition,
+)
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.protocol.states import KazooState
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+log = logging.getLogger("kafkaops.controller")
+
+AUTO_REBALANCE_FIRST_DELAY_S = 5.0
+
+
+# --- events (small, immutable; handlers re-read ZooKeeper) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Startup:
+    pass
+
+
+@dataclass(frozen=True)
+class ControllerChange:
+    pass
+
+
+@dataclass(frozen=True)
+class Reelect:
+    pass
+
+
+@dataclass(frozen=True)
+class Expire:
+    pass
+
+
+@dataclass(frozen=True)
+class BrokerChange:
+    pass
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    pass
+
+
+@dataclass(frozen=True)
+class PartitionModifications:
+    topic: str
+
+
+@dataclass(frozen=True)
+class TopicDeletion:
+    pass
+
+
+@dataclass(frozen=True)
+class IsrChangeNotification:
+    pass
+
+
+@dataclass(frozen=True)
+class PreferredReplicaLeaderElection:
+    pass
+
+
+@dataclass(frozen=True)
+class AutoPreferredReplicaLeaderElection:
+    generation: int
+
+
+@dataclass(frozen=True)
+class TopicDeletionStopReplicaResponseReceived:
+    broker_id: int
+    partition_errors: tuple[tuple[TopicPartition, int], ...]
+    error_code: int
+
+
+@dataclass(frozen=True)
+class ControlledShutdown:
+    broker_id: int
+    broker_epoch: int
+    result: Future  # type: ignore[type-arg]
+
+
+@dataclass(frozen=True)
+class ShutdownController:
+    done: threading.Event
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The broker configs the controller acts on (Kafka's names in comments)."""
+
+    broker_id: int
+    delete_topic_enable: bool = True  # delete.topic.enable
+    unclean_leader_election_enable: bool = False  # unclean.leader.election.enable
+    auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
+    leader_imbalance_per_broker_percentage: int = 10  # leader.imbalance.per.broker.percentage
+    leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
+    zookeeper_connect: str = ""
+
+
+class KafkaController:
+    """One broker's controller component: an elector, and when elected the cluster's controller."""
+
+    def __init__(
+        self,
+        settings: ControllerSettings,
+        zk: KafkaZkClient,
+        state_change_log: StateChangeLogFile,
+        clock: Callable[[], float] = time.time,
+        on_controller_change: Callable[[int | None], None] = lambda controller_id: None,
+    ) -> None:
+        self.settings = settings
+        self.broker_id = settings.broker_id
+        self.zk = zk
+        self.sink = state_change_log
+        self.clock = clock
+        self.on_controller_change = on_controller_change
+        self.active_controller_id: int | None = None
+        self.context = ControllerContext()
+        self.scl = ControllerLog(self.broker_id)
+        self.channel: ControllerChannelManager | None = None
+        self._active = False
+        self._watch_generation = 0
+        self._rebalance_generation = 0
+        self.events = ControllerEventManager(self._process, f"controller-{self.broker_id}-event-thread")
+
+    # --- public, thread-safe -------------------------------------------------------------------
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    def startup(self) -> None:
+        self.zk.kazoo.add_listener(self._session_state_changed)
+        DataWatch(self.zk.kazoo, znodes.ControllerZNode.path(), self._controller_znode_changed)
+        self.events.start()
+        self.events.put(Startup())
+
+    def shutdown(self) -> None:
+        done = threading.Event()
+        self.events.put(ShutdownController(done))
+        done.wait(30)
+        self.events.close()
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int, timeout_s: float = 30.0) -> set[TopicPartition]:
+        """The partitions `broker_id` still leads after moving what it can (blocks the caller)."""
+        result: Future[set[TopicPartition]] = Future()
+        self.events.put(ControlledShutdown(broker_id, broker_epoch, result))
+        return result.result(timeout_s)
+
+    # --- watch callbacks (kazoo's thread: enqueue only) ----------------------------------------
+
+    def _session_state_changed(self, state: str) -> None:
+        if state == KazooState.LOST:
+            self._active = False  # stop acting before anything else can run
+            self.events.put(Expire())
+        elif state == KazooState.CONNECTED and self.active_controller_id is None:
+            self.events.put(Reelect())
+
+    def _controller_znode_changed(self, data: bytes | None, stat: Any, event: Any = None) -> bool:
+        self.events.put(ControllerChange())
+        return True
+
+    def _watch(self, generation: int, event: object) -> Callable[..., bool]:
+        def callback(*_: Any) -> bool:
+            if generation != self._watch_generation:
+                return False  # a resigned controller's watch: stop it
+            self.events.put(event)
+            return True
+
+        return callback
+
+    # --- the event loop ------------------------------------------------------------------------
+
+    def _process(self, event: object) -> None:
+        try:
+            if isinstance(event, (Startup, Reelect, ControllerChange)):
+                self._maybe_elect(event)
+            elif isinstance(event, Expire):
+                self._resign("ZooKeeper session expired")
+            elif isinstance(event, ShutdownController):
+                self._resign("broker shutting down")
+                event.done.set()
+            elif isinstance(event, ControlledShutdown):
+                self._on_controlled_shutdown(event)
+            elif not self._active:
+                return
+            elif isinstance(event, BrokerChange):
+                self._on_broker_change()
+            elif isinstance(event, TopicChange):
+                self._on_topic_change()
+            elif isinstance(event, PartitionModifications):
+                self._on_partition_modifications(event.topic)
+            elif isinstance(event, TopicDeletion):
+                self._on_topic_deletion()
+            elif isinstance(event, TopicDeletionStopReplicaResponseReceived):
+                self._on_stop_replica_deleted(event)
+            elif isinstance(event, IsrChangeNotification):
+                self._on_isr_change_notification()
+            elif isinstance(event, PreferredReplicaLeaderElection):
+                self._on_preferred_replica_election_znode()
+            elif (
+                isinstance(event, AutoPreferredReplicaLeaderElection) and event.generation == self._rebalance_generation
+            ):
+                self._on_auto_rebalance()
+        except ControllerMovedError:
+            self._resign("controller moved")
+            self.events.put(Reelect())
+
+    # --- election, failover, resignation (§5.1, §5.2) -------------------------------------------
+
+    def _maybe_elect(self, event: object) -> None:
+        current = self._read_controller_id()
+        self.active_controller_id = current
+        if isinstance(event, ControllerChange) and self._active and current != self.broker_id:
+            self._resign("another broker became controller")
+        if current is not None:
+            self.on_controller_change(current)
+            return
+        try:
+            epoch, version = self.zk.register_controller_and_increment_controller_epoch(
+                self.broker_id, int(self.clock() * 1000)
+            )
+        except ControllerMovedError:
+            self.active_controller_id = self._read_controller_id()
+            self.on_controller_change(self.active_controller_id)
+            return
+        self.active_controller_id = self.broker_id
+        self.context = ControllerContext()
+        self.context.epoch, self.context.epoch_zk_version = epoch, version
+        self.scl = ControllerLog(self.broker_id, epoch)
+        self._active = True
+        log.info("Broker %s elected controller with epoch %s", self.broker_id, epoch)
+        try:
+            self._on_controller_failover()
+        except ControllerMovedError:
+            raise
+        except Exception:
+            log.exception("Controller failover failed; resigning")
+            self._resign("failover failed")
+            self.zk.kazoo.delete(znodes.ControllerZNode.path())
+            return
+        self.on_controller_change(self.broker_id)
+
+    def _read_controller_id(self) -> int | None:
+        try:
+            return self.zk.get_controller_id()
+        except MalformedZNodeError:
+            return -1  # unreadable: someone holds it; do not fight over it
+
+    def _resign(self, why: str) -> None:
+        if not self._active and self.channel is None:
+            return
+        log.info("Controller %s resigning: %s", self.broker_id, why)
+        self._active = False
+        self._watch_generation += 1
+        self._rebalance_generation += 1
+        if self.channel is not None:
+            self.channel.shutdown()
+            self.channel = None
+        self.context = ControllerContext()
+
+    def _on_controller_failover(self) -> None:
+        started = time.monotonic()
+        zk = self.zk
+        self._watch_generation += 1
+        generation = self._watch_generation
+        zk.ensure_paths(znodes.PERSISTENT_PATHS + (znodes.AdminZNode.path(),))
+        ChildrenWatch(zk.kazoo, znodes.BrokerIdsZNode.path(), self._watch(generation, BrokerChange()), send_event=True)
+        ChildrenWatch(zk.kazoo, znodes.TopicsZNode.path(), self._watch(generation, TopicChange()), send_event=True)
+        ChildrenWatch(
+            zk.kazoo, znodes.DeleteTopicsZNode.path(), self._watch(generation, TopicDeletion()), send_event=True
+        )
+        ChildrenWatch(
+            zk.kazoo,
+            znodes.IsrChangeNotificationZNode.path(),
+            self._watch(generation, IsrChangeNotification()),
+            send_event=True,
+        )
+        DataWatch(
+            zk.kazoo,
+            znodes.PreferredReplicaElectionZNode.path(),
+            self._watch(generation, PreferredReplicaLeaderElection()),
+        )
+        # stale notifications: the full reload below covers them
+        self._delete_children(znodes.IsrChangeNotificationZNode.path())
+        self._delete_children(znodes.LogDirEventNotificationZNode.path())
+        self._initialize_context(generation)
+        self.channel = ControllerChannelManager(self.broker_id)
+        for broker in self.context.live_or_shutting_down_brokers():
+            self.channel.add_broker(broker)
+        batch = self._new_batch()
+        batch.add_update_metadata(self.context.live_broker_ids(), self.context.all_partitions())
+        self._send(batch)
+        self._replica_state_machine_startup()
+        self._partition_state_machine_startup()
+        self._try_topic_deletion()
+        self._on_preferred_replica_election_znode()
+        if self.settings.auto_leader_rebalance_enable:
+            self._schedule_auto_rebalance(AUTO_REBALANCE_FIRST_DELAY_S)
+        log.info(
+            "Controller %s epoch %s ready in %.3f s: %d brokers, %d topics, %d partitions",
+            self.broker_id,
+            self.context.epoch,
+            time.monotonic() - started,
+            len(self.context.live_broker_ids()),
+            len(self.context.all_topics),
+            len(self.context.all_partitions()),
+        )
+
+    def _initialize_context(self, generation: int) -> None:
+        ctx = self.context
+        ctx.set_live_brokers(self._read_brokers_and_epochs())
+        topics = self.zk.get_all_topics()
+        with PipelinedReader(self.settings.zookeeper_connect or str(self.zk.connect_string)) as reader:
+            topic_data = reader.get_data_many([znodes.TopicZNode.path(t) for t in topics])
+            assignments = {}
+            for topic, entry in zip(topics, topic_data, strict=True):
+                if entry is None:
+                    continue
+                try:
+                    assignments[topic] = znodes.TopicZNode.decode(topic, entry[0])
+                except MalformedZNodeError as error:
+                    log.error("Ignoring topic %s: %s", topic, error)
+            partitions = [TopicPartition(t, p) for t, a in assignments.items() for p in sorted(a.partitions)]
+            states = reader.get_data_many(
+                [znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions]
+            )
+        ctx.set_all_topics(assignments)
+        for topic, assignment in assignments.items():
+            if assignment.topic_id:
+                ctx.topic_ids[topic] = assignment.topic_id
+            for partition, replica_assignment in assignment.partitions.items():
+                ctx.update_partition_full_replica_assignment(TopicPartition(topic, partition), replica_assignment)
+            DataWatch(
+                self.zk.kazoo, znodes.TopicZNode.path(topic), self._watch(generation, PartitionModifications(topic))
+            )
+        for tp, entry in zip(partitions, states, strict=True):
+            if entry is None:
+                continue
+            try:
+                state = znodes.TopicPartitionStateZNode.decode(tp.topic, tp.partition, entry[0], entry[1].version)
+            except MalformedZNodeError as error:
+                log.error("Ignoring the state of %s: %s", tp, error)
+                continue
+            ctx.put_partition_leadership_info(tp, state)
+        self._assign_topic_ids(list(assignments))
+        deleting = set(self.zk.get_children(znodes.DeleteTopicsZNode.path()) or [])
+        if self.settings.delete_topic_enable:
+            ctx.queue_topic_deletion(t for t in deleting if t in ctx.all_topics)
+            offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
+            ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in offline)
+
+    def _read_brokers_and_epochs(self) -> list[tuple[Any, int]]:
+        ids = self.zk.get_sorted_broker_ids()
+        found = self.zk.get_many(znodes.BrokerIdZNode.path(b) for b in ids)
+        result = []
+        for broker_id in ids:
+            entry = found[znodes.BrokerIdZNode.path(broker_id)]
+            if entry is None:
+                continue
+            try:
+                result.append((znodes.BrokerIdZNode.decode(broker_id, entry[0]), int(entry[1].czxid)))
+            except MalformedZNodeError as error:
+                log.error("Ignoring broker %s: %s", broker_id, error)
+        return result
+
+    def _assign_topic_ids(self, topics: Iterable[str]) -> None:
+        """Kafka 2.8 (IBP 2.8) gives every topic a topic id; `kafka-topics --zookeeper` creates none."""
+        for topic in topics:
+            if topic in self.context.topic_ids:
+                continue
+            entry = self.zk.get(znodes.TopicZNode.path(topic))
+            if entry is None:
+                continue
+            try:
+                assignment = znodes.TopicZNode.decode(topic, entry[0])
+            except MalformedZNodeError:
+                continue
+            topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            try:
+                self.zk.fenced_multi(
+                    [
+                        Op.set(
+                            znodes.TopicZNode.path(topic),
+                            znodes.TopicZNode.encode(assignment.partitions, topic_id),
+                            entry[1].version,
+                        )
+                    ],
+                    self.context.epoch_zk_version,
+                )
+                self.context.topic_ids[topic] = topic_id
+            except (BadVersionError, NoNodeError):
+                pass  # changed meanwhile: its modification event comes next
+
+    def _delete_children(self, path: str) -> None:
+        children = self.zk.get_children(path) or []
+        if children:
+            self.zk.fenced_multi_many(
+                [[Op.delete(f"{path}/{child}")] for child in children], self.context.epoch_zk_version
+            )
+
+    # --- state machines at startup (§5.2) ----------------------------------------------------------
+
+    def _replica_state_machine_startup(self) -> None:
+        ctx = self.context
+        live = ctx.live_broker_ids()
+        for tp in ctx.all_partitions():
+            for replica in ctx.partition_replica_assignment(tp):
+                state = ReplicaState.ONLINE if replica in live else ReplicaState.DELETION_INELIGIBLE
+                ctx.put_replica_state(PartitionReplica(tp, replica), state)
+        self._handle_replica_state_changes(
+            [r for r in self._all_replicas() if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE
+        )
+
+    def _partition_state_machine_startup(self) -> None:
+        ctx = self.context
+        live = ctx.live_broker_ids()
+        for tp in ctx.all_partitions():
+            info = ctx.partition_leadership_info(tp)
+            if info is None:
+                ctx.put_partition_state(tp, PartitionState.NEW)
+            elif info.leader_and_isr.leader in live:
+                ctx.put_partition_state(tp, PartitionState.ONLINE)
+            else:
+                ctx.put_partition_state(tp, PartitionState.OFFLINE)
+        self._trigger_online_partition_state_change()
+
+    def _all_replicas(self) -> list[PartitionReplica]:
+        ctx = self.context
+        return [PartitionReplica(tp, r) for tp in ctx.all_partitions() for r in ctx.partition_replica_assignment(tp)]
+
+    def _trigger_online_partition_state_change(self, topics: set[str] | None = None) -> None:
+        ctx = self.context
+        candidates = [
+            tp
+            for tp in ctx.partitions_in_states(PartitionState.NEW, PartitionState.OFFLINE)
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic) and (topics is None or tp.topic in topics)
+        ]
+        if candidates:
+            self._handle_partition_state_changes(sorted(candidates, key=_tp_order), PartitionState.ONLINE, "offline")
+
+    # --- partition state machine (Kafka's ZkPartitionStateMachine) -------------------------------
+
+    def _handle_partition_state_changes(
+        self, partitions: Sequence[TopicPartition], target: PartitionState, strategy: str = "offline", batch=None
+    ) -> dict[TopicPartition, str]:
+        """Move `partitions` to `target`; returns the failures (partition → reason). Sends the batch
+        unless the caller passed its own."""
+        ctx = self.context
+        own_batch = batch is None
+        batch = batch or self._new_batch()
+        split = ctx.split_partition_transitions(partitions, target)
+        for invalid in split.invalid:
+            self._write(
+                self.scl.partition_state_change_failed(
+                    invalid.key, invalid.current, target, ErrorTrace.illegal_state(invalid.reason)
+                )
+            )
+        failures: dict[TopicPartition, str] = {}
+        if target is PartitionState.NEW:
+            for tp in split.valid:
+                ctx.put_partition_state(tp, PartitionState.NEW)
+                self._write(self.scl.new_partition(tp, split.current[tp], ctx.partition_replica_assignment(tp)))
+        elif target is PartitionState.ONLINE:
+            uninitialized = [tp for tp in split.valid if split.current[tp] is PartitionState.NEW]
+            to_elect = [
+                tp for tp in split.valid if split.current[tp] in (PartitionState.OFFLINE, PartitionState.ONLINE)
+            ]
+            for tp, reason in self._initialize_leader_and_isr(uninitialized, batch).items():
+                failures[tp] = reason
+            for tp in uninitialized:
+                if tp not in failures:
+                    self._write(
+                        self.scl.partition_online(
+                            tp, split.current[tp], ctx.partition_leadership_info(tp).leader_and_isr
+                        )
+                    )
+                    ctx.put_partition_state(tp, PartitionState.ONLINE)
+            if to_elect:
+                elected, failed = self._elect_leaders(to_elect, strategy, batch)
+                failures.update(failed)
+                for tp in elected:
+                    self._write(
+                        self.scl.partition_online(
+                            tp, split.current[tp], ctx.partition_leadership_info(tp).leader_and_isr
+                        )
+                    )
+                    ctx.put_partition_state(tp, PartitionState.ONLINE)
+            for tp, reason in failures.items():
+                self._write(
+                    self.scl.partition_state_change_failed(
+                        tp, split.current[tp], target, ErrorTrace.state_change_failed(reason)
+                    )
+                )
+        else:  # Offline, NonExistent: memory only
+            for tp in split.valid:
+                ctx.put_partition_state(tp, target)
+                self._write(self.scl.partition_state_changed(tp, split.current[tp], target))
+        if own_batch:
+            self._send(batch)
+        return failures
+
+    def _initialize_leader_and_isr(self, partitions: Sequence[TopicPartition], batch) -> dict[TopicPartition, str]:
+        """NewPartition → Online: create each partition's state znode (fenced), in one pipelined round."""
+        ctx = self.context
+        failures: dict[TopicPartition, str] = {}
+        planned: list[tuple[TopicPartition, LeaderIsrAndControllerEpoch, tuple[int, ...]]] = []
+        live = ctx.live_broker_ids()
+        for tp in partitions:
+            result = elections.elect_initial(
+                tp,
+                ctx.partition_replica_assignment(tp),
+                live,
+                controller_id=self.broker_id,
+                controller_epoch=ctx.epoch,
+                live_brokers=live,
+            )
+            if isinstance(result, elections.ElectionFailed):
+                failures[tp] = result.reason
+                continue
+            planned.append((tp, LeaderIsrAndControllerEpoch(result.leader_and_isr, ctx.epoch), result.recipients))
+        if not planned:
+            return failures
+        # parents first (null data, Kafka's createTopicPartitions), then the states
+        parents = sorted({znodes.TopicPartitionsZNode.path(tp.topic) for tp, _, _ in planned})
+        self._create_ignoring_existing(parents)
+        self._create_ignoring_existing(
+            [znodes.TopicPartitionZNode.path(tp.topic, tp.partition) for tp, _, _ in planned]
+        )
+        outcomes = self.zk.fenced_multi_many(
+            [
+                [
+                    Op.create(
+                        znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
+                        znodes.TopicPartitionStateZNode.encode(state),
+                    )
+                ]
+                for tp, state, _ in planned
+            ],
+            ctx.epoch_zk_version,
+        )
+        for (tp, state, recipients), outcome in zip(planned, outcomes, strict=True):
+            if isinstance(outcome, NodeExistsError):
+                failures[tp] = f"Failed to create the state znode of partition {tp}: it already exists"
+                continue
+            if isinstance(outcome, Exception):
+                failures[tp] = f"Failed to create the state znode of partition {tp}: {type(outcome).__name__}"
+                continue
+            ctx.put_partition_leadership_info(tp, state)
+            batch.add_leader_and_isr(recipients, tp, state, ctx.partition_full_replica_assignment(tp), is_new=True)
+        return failures
+
+    def _create_ignoring_existing(self, paths: Sequence[str]) -> None:
+        outcomes = self.zk.fenced_multi_many([[Op.create(p, b"")] for p in paths], self.context.epoch_zk_version)
+        for path, outcome in zip(paths, outcomes, strict=True):
+            if isinstance(outcome, Exception) and not isinstance(outcome, NodeExistsError):
+                raise KafkaOpsError(f"Could not create {path}: {outcome!r}")
+
+    def _elect_leaders(
+        self, partitions: Sequence[TopicPartition], strategy: str, batch, shutting_down: set[int] | None = None
+    ) -> tuple[list[TopicPartition], dict[TopicPartition, str]]:
+        """Kafka's `electLeaderForPartitions`: read states, elect, write conditionally, retry BADVERSION."""
+        ctx = self.context
+        elected: list[TopicPartition] = []
+        failures: dict[TopicPartition, str] = {}
+        remaining = list(partitions)
+        while remaining:
+            current = self.zk.get_partition_states(remaining)
+            writes: list[tuple[TopicPartition, elections.Elected]] = []
+            for tp in remaining:
+                state = current.get(tp)
+                problem = elections.election_precondition_failure(
+                    tp,
+                    state,
+                    controller_id=self.broker_id,
+                    controller_epoch=ctx.epoch,
+                    partition_state=ctx.partition_state(tp),
+                )
+                if problem is not None:
+                    failures[tp] = problem.reason
+                    continue
+                result = self._elect_one(tp, state.leader_and_isr, strategy, shutting_down or set())
+                if isinstance(result, elections.ElectionFailed):
+                    failures[tp] = result.reason
+                else:
+                    writes.append((tp, result))
+            outcomes = self.zk.fenced_multi_many(
+                [
+                    [
+                        Op.set(
+                            znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
+                            znodes.TopicPartitionStateZNode.encode(
+                                LeaderIsrAndControllerEpoch(result.leader_and_isr, ctx.epoch)
+                            ),
+                            result.leader_and_isr.zk_version,
+                        )
+                    ]
+                    for tp, result in writes
+                ],
+                ctx.epoch_zk_version,
+            )
+            remaining = []
+            for (tp, result), outcome in zip(writes, outcomes, strict=True):
+                if isinstance(outcome, BadVersionError):
+                    remaining.append(tp)  # someone (the leader, shrinking ISR) wrote first: re-read
+                    continue
+                if isinstance(outcome, Exception):
+                    failures[tp] = f"Failed to update the state of partition {tp}: {type(outcome).__name__}"
+                    continue
+                new_state = LeaderIsrAndControllerEpoch(
+                    result.leader_and_isr.with_zk_version(outcome[0].version), ctx.epoch
+                )
+                ctx.put_partition_leadership_info(tp, new_state)
+                batch.add_leader_and_isr(result.recipients, tp, new_state, ctx.partition_full_replica_assignment(tp))
+                elected.append(tp)
+        return elected, failures
+
+    def _elect_one(
+        self, tp: TopicPartition, current: LeaderAndIsr, strategy: str, shutting_down: set[int]
+    ) -> elections.ElectionResult:
+        ctx = self.context
+        assignment = ctx.partition_replica_assignment(tp)
+        live = ctx.live_broker_ids()
+        online = set(ctx.online_replicas(tp))
+        if strategy == "preferred":
+            return elections.elect_preferred(tp, assignment, current, online)
+        if strategy == "controlled-shutdown":
+            return elections.elect_controlled_shutdown(
+                tp, assignment, current, online | (set(assignment) & shutting_down), shutting_down
+            )
+        if strategy == "reassign":
+            return elections.elect_reassign(
+                tp, ctx.partition_full_replica_assignment(tp).target_replicas, current, online & live
+            )
+        unclean = self._unclean_enabled(tp.topic) if not elections.live_isr(current, online) else False
+        return elections.elect_offline(tp, assignment, current, online, unclean_enabled_by_topic=unclean)
+
+    def _unclean_enabled(self, topic: str) -> bool:
+        overrides, _ = self.zk.get_entity_config(znodes.ConfigType.TOPIC, topic)
+        value = overrides.get("unclean.leader.election.enable")
+        if value is None:
+            return self.settings.unclean_leader_election_enable
+        return value.strip().lower() == "true"
+
+    # --- replica state machine (Kafka's ZkReplicaStateMachine) ------------------------------------
+
+    def _handle_replica_state_changes(
+        self, replicas: Sequence[PartitionReplica], target: ReplicaState, batch=None
+    ) -> None:
+        ctx = self.context
+        own_batch = batch is None
+        batch = batch or self._new_batch()
+        split = ctx.split_replica_transitions(replicas, target)
+        for invalid in split.invalid:
+            self._write(
+                self.scl.replica_state_change_failed(
+                    invalid.key.replica,
+                    invalid.key.partition,
+                    invalid.current,
+                    target,
+                    ErrorTrace.illegal_state(invalid.reason),
+                )
+            )
+        valid = list(split.valid)
+        if target is ReplicaState.ONLINE:
+            for replica in valid:
+                tp = replica.partition
+                info = ctx.partition_leadership_info(tp)
+                if split.current[replica] is not ReplicaState.NEW and info is not None:
+                    batch.add_leader_and_isr([replica.replica], tp, info, ctx.partition_full_replica_assignment(tp))
+        elif target is ReplicaState.NEW:
+            for replica in valid:
+                info = ctx.partition_leadership_info(replica.partition)
+                if info is not None and info.leader_and_isr.leader == replica.replica:
+                    self._write(
+                        self.scl.replica_state_change_failed(
+                            replica.replica,
+                            replica.partition,
+                            split.current[replica],
+                            target,
+                            ErrorTrace.state_change_failed(
+                                f"Replica {replica.replica} for partition {replica.partition} cannot be moved to "
+                                "NewReplica state as it is being requested to become leader"
+                            ),
+                        )
+                    )
+                    continue
+                if info is not None:
+                    batch.add_leader_and_isr(
+                        [replica.replica],
+                        replica.partition,
+                        info,
+                        ctx.partition_full_replica_assignment(replica.partition),
+                        is_new=True,
+                    )
+        elif target is ReplicaState.OFFLINE:
+            self._replicas_offline(valid, batch)
+        elif target is ReplicaState.DELETION_STARTED:
+            for replica in valid:
+                batch.add_stop_replica([replica.replica], replica.partition, delete=True)
+        for replica in valid:
+            if target is ReplicaState.NON_EXISTENT:
+                ctx.remove_replica_state(replica)
+            else:
+                ctx.put_replica_state(replica, target)
+            self._write(
+                self.scl.replica_state_changed(replica.replica, replica.partition, split.current[replica], target)
+            )
+        if own_batch:
+            self._send(batch)
+
+    def _replicas_offline(self, replicas: Sequence[PartitionReplica], batch) -> None:
+        """StopReplica(delete=false), then each replica leaves its partition's ISR (conditional writes)."""
+        ctx = self.context
+        by_partition: dict[TopicPartition, list[int]] = defaultdict(list)
+        for replica in replicas:
+            batch.add_stop_replica([replica.replica], replica.partition, delete=False)
+            by_partition[replica.partition].append(replica.replica)
+        remaining = dict(by_partition)
+        while remaining:
+            current = self.zk.get_partition_states(list(remaining))
+            writes = []
+            for tp, removed in remaining.items():
+                state = current.get(tp)
+                if state is None:
+                    continue
+                new = state.leader_and_isr
+                for replica_id in removed:
+                    new = elections.remove_replica_from_isr(new, replica_id) or new
+                if new != state.leader_and_isr:
+                    writes.append((tp, new, state.leader_and_isr.zk_version))
+            outcomes = self.zk.fenced_multi_many(
+                [
+                    [
+                        Op.set(
+                            znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
+                            znodes.TopicPartitionStateZNode.encode(LeaderIsrAndControllerEpoch(new, ctx.epoch)),
+                            version,
+                        )
+                    ]
+                    for tp, new, version in writes
+                ],
+                ctx.epoch_zk_version,
+            )
+            retry = {}
+            for (tp, new, _), outcome in zip(writes, outcomes, strict=True):
+                if isinstance(outcome, BadVersionError):
+                    retry[tp] = remaining[tp]
+                    continue
+                if isinstance(outcome, Exception):
+                    continue
+                state = LeaderIsrAndControllerEpoch(new.with_zk_version(outcome[0].version), ctx.epoch)
+                ctx.put_partition_leadership_info(tp, state)
+                for replica_id in remaining[tp]:
+                    self._write(self.scl.replica_removed_from_isr(tp, state, replica_id))
+                if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                    others = [r for r in ctx.partition_replica_assignment(tp) if r not in remaining[tp]]
+                    batch.add_leader_and_isr(others, tp, state, ctx.partition_full_replica_assignment(tp))
+            remaining = retry
+
+    # --- brokers coming and going (§5.4) -----------------------------------------------------------
+
+    def _on_broker_change(self) -> None:
+        ctx = self.context
+        registered = dict((b.broker_id, (b, epoch)) for b, epoch in self._read_brokers_and_epochs())
+        known = ctx.live_broker_epochs()
+        new = sorted(b for b in registered if b not in known)
+        dead = sorted(b for b in known if b not in registered)
+        bounced = sorted(b for b in registered if b in known and registered[b][1] > known[b])
+        if dead or bounced:
+            for broker_id in dead + bounced:
+                if self.channel is not None:
+                    self.channel.remove_broker(broker_id)
+            ctx.remove_live_brokers(dead + bounced)
+            self._on_broker_failure(dead + bounced)
+        if new or bounced:
+            ctx.add_live_brokers(registered[b] for b in new + bounced)
+            for broker_id in new + bounced:
+                if self.channel is not None:
+                    self.channel.add_broker(registered[broker_id][0])
+            self._on_broker_startup(new + bounced)
+
+    def _on_broker_startup(self, broker_ids: list[int]) -> None:
+        ctx = self.context
+        batch = self._new_batch()
+        batch.add_update_metadata(ctx.live_broker_ids(), ctx.all_partitions())
+        self._send(batch)
+        replicas = [r for r in ctx.replicas_on_brokers(broker_ids)]
+        self._handle_replica_state_changes(sorted(replicas, key=_replica_order), ReplicaState.ONLINE)
+        self._trigger_online_partition_state_change()
+        topics_to_retry = {
+            r.partition.topic for r in replicas if ctx.is_topic_queued_up_for_deletion(r.partition.topic)
+        }
+        if topics_to_retry:
+            ctx.resume_deletion_for_topics(topics_to_retry)
+            self._try_topic_deletion()
+
+    def _on_broker_failure(self, broker_ids: list[int]) -> None:
+        ctx = self.context
+        ctx.shutting_down_broker_ids.difference_update(broker_ids)
+        led = [
+            tp
+            for b in broker_ids
+            for tp in ctx.partitions_led_by(b)
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic)
+        ]
+        batch = self._new_batch()
+        self._handle_partition_state_changes(sorted(set(led), key=_tp_order), PartitionState.OFFLINE, batch=batch)
+        self._send(batch)
+        self._trigger_online_partition_state_change()
+        replicas = sorted(ctx.replicas_on_brokers(broker_ids), key=_replica_order)
+        deleting = [r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.partition.topic)]
+        self._handle_replica_state_changes([r for r in replicas if r not in set(deleting)], ReplicaState.OFFLINE)
+        if deleting:
+            self._handle_replica_state_changes(deleting, ReplicaState.DELETION_INELIGIBLE)
+            ctx.mark_topics_ineligible_for_deletion({r.partition.topic for r in deleting})
+        if not led:
+            batch = self._new_batch()
+            batch.add_update_metadata(ctx.live_broker_ids(), [])
+            self._send(batch)
+
+    def _on_controlled_shutdown(self, event: ControlledShutdown) -> None:
+        ctx = self.context
+        if not self._active:
+            event.result.set_exception(KafkaOpsError("NOT_CONTROLLER"))
+            return
+        if event.broker_id not in ctx.live_broker_ids() and event.broker_id not in ctx.shutting_down_broker_ids:
+            event.result.set_exception(KafkaOpsError(f"Broker id {event.broker_id} does not exist."))
+            return
+        epoch = ctx.broker_epoch(event.broker_id)
+        if event.broker_epoch >= 0 and epoch is not None and event.broker_epoch < epoch:
+            event.result.set_exception(KafkaOpsError("STALE_BROKER_EPOCH"))
+            return
+        ctx.shutting_down_broker_ids.add(event.broker_id)
+        batch = self._new_batch()
+        led = sorted(
+            (
+                tp
+                for tp in ctx.partitions_led_by(event.broker_id, replicated_only=True)
+                if not ctx.is_topic_queued_up_for_deletion(tp.topic)
+            ),
+            key=_tp_order,
+        )
+        if led:
+            self._handle_partition_state_changes(led, PartitionState.ONLINE, "controlled-shutdown", batch)
+        followed = sorted(
+            (
+                PartitionReplica(tp, event.broker_id)
+                for tp in ctx.partitions_on_broker(event.broker_id)
+                if len(ctx.partition_replica_assignment(tp)) > 1
+                and ctx.partition_leadership_info(tp) is not None
+                and ctx.partition_leadership_info(tp).leader_and_isr.leader != event.broker_id
+                and not ctx.is_topic_queued_up_for_deletion(tp.topic)
+            ),
+            key=_replica_order,
+        )
+        if followed:
+            self._handle_replica_state_changes(followed, ReplicaState.OFFLINE, batch)
+        self._send(batch)
+        event.result.set_result(set(ctx.partitions_led_by(event.broker_id)))
+
+    # --- topics (§5.2, §5.9) -------------------------------------------------------------------------
+
+    def _on_topic_change(self) -> None:
+        ctx = self.context
+        topics = set(self.zk.get_all_topics())
+        new_topics = sorted(topics - ctx.all_topics)
+        deleted = ctx.all_topics - topics
+        for topic in deleted:
+            ctx.remove_topic(topic)
+        ctx.set_all_topics(topics)
+        if not new_topics:
+            return
+        assignments = self.zk.get_topic_assignments(new_topics)
+        new_partitions = []
+        for topic in new_topics:
+            assignment = assignments.get(topic)
+            if assignment is None:
+                continue
+            DataWatch(
+                self.zk.kazoo,
+                znodes.TopicZNode.path(topic),
+                self._watch(self._watch_generation, PartitionModifications(topic)),
+            )
+            for partition, replica_assignment in sorted(assignment.partitions.items()):
+                tp = TopicPartition(topic, partition)
+                ctx.update_partition_full_replica_assignment(tp, replica_assignment)
+                new_partitions.append(tp)
+        self._assign_topic_ids(new_topics)
+        self._on_new_partition_creation(new_partitions)
+
+    def _on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
+        if not partitions:
+            return
+        ctx = self.context
+        replicas = [PartitionReplica(tp, r) for tp in partitions for r in ctx.partition_replica_assignment(tp)]
+        self._handle_partition_state_changes(partitions, PartitionState.NEW)
+        self._handle_replica_state_changes(replicas, ReplicaState.NEW)
+        self._handle_partition_state_changes(partitions, PartitionState.ONLINE, "offline")
+        self._handle_replica_state_changes(replicas, ReplicaState.ONLINE)
+
+    def _on_partition_modifications(self, topic: str) -> None:
+        ctx = self.context
+        if topic not in ctx.all_topics:
+            return
+        entry = self.zk.get(znodes.TopicZNode.path(topic))
+        if entry is None:
+            return
+        try:
+            assignment = znodes.TopicZNode.decode(topic, entry[0])
+        except MalformedZNodeError as error:
+            log.error("Ignoring a change of topic %s: %s", topic, error)
+            return
+        known = {tp.partition for tp in ctx.partitions_for_topic(topic)}
+        added = sorted(p for p in assignment.partitions if p not in known)
+        if not added:
+            return
+        if ctx.is_topic_queued_up_for_deletion(topic):
+            log.info("Skipping adding partitions %s to topic %s since it is being deleted", added, topic)
+            return
+        new_partitions = []
+        for partition in added:
+            tp = TopicPartition(topic, partition)
+            ctx.update_partition_full_replica_assignment(tp, assignment.partitions[partition])
+            new_partitions.append(tp)
+        self._on_new_partition_creation(new_partitions)
+
+    def _on_topic_deletion(self) -> None:
+        ctx = self.context
+        requested = set(self.zk.get_children(znodes.DeleteTopicsZNode.path()) or [])
+        unknown = sorted(t for t in requested if t not in ctx.all_topics)
+        if not self.settings.delete_topic_enable:
+            unknown = sorted(requested)  # delete.topic.enable=false: drop the intents, do nothing
+        if unknown:
+            self.zk.fenced_multi_many(
+                [[Op.delete(znodes.DeleteTopicsTopicZNode.path(t))] for t in unknown], ctx.epoch_zk_version
+            )
+        if not self.settings.delete_topic_enable:
+            return
+        to_delete = sorted(t for t in requested if t in ctx.all_topics)
+        if not to_delete:
+            return
+        ctx.queue_topic_deletion(to_delete)
+        offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
+        ctx.mark_topics_ineligible_for_deletion(t for t in to_delete if t in offline)
+        self._try_topic_deletion()
+
+    def _try_topic_deletion(self) -> None:
+        ctx = self.context
+        for topic in sorted(ctx.topics_to_be_deleted):
+            if ctx.are_all_replicas_in_state(topic, ReplicaState.DELETION_SUCCESSFUL):
+                self._complete_delete_topic(topic)
+            elif ctx.is_any_replica_in_state(topic, ReplicaState.DELETION_STARTED):
+                continue  # StopReplica responses will come
+            elif ctx.is_topic_eligible_for_deletion(topic):
+                self._on_topic_deletion_started(topic)
+            elif ctx.is_any_replica_in_state(topic, ReplicaState.DELETION_INELIGIBLE):
+                continue  # retried when a broker comes back
+
+    def _on_topic_deletion_started(self, topic: str) -> None:
+        ctx = self.context
+        ctx.begin_topic_deletion([topic])
+        partitions = sorted(ctx.partitions_for_topic(topic), key=_tp_order)
+        batch = self._new_batch()
+        batch.add_update_metadata(ctx.live_broker_ids(), partitions)
+        self._send(batch)
+        self._handle_partition_state_changes(partitions, PartitionState.OFFLINE)
+        self._handle_partition_state_changes(partitions, PartitionState.NON_EXISTENT)
+        replicas = sorted(ctx.replicas_for_topic(topic), key=_replica_order)
+        live = ctx.live_broker_ids()
+        dead = [r for r in replicas if r.replica not in live]
+        alive = [r for r in replicas if r.replica in live]
+        if dead:
+            self._handle_replica_state_changes(dead, ReplicaState.DELETION_INELIGIBLE)
+        self._handle_replica_state_changes(alive, ReplicaState.OFFLINE)
+        self._handle_replica_state_changes(alive, ReplicaState.DELETION_STARTED)
+        if dead:
+            ctx.mark_topics_ineligible_for_deletion([topic])
+
+    def _on_stop_replica_deleted(self, event: TopicDeletionStopReplicaResponseReceived) -> None:
+        ctx = self.context
+        failed = (
+            {tp for tp, code in event.partition_errors if code != 0}
+            if event.error_code == 0
+            else {tp for tp, _ in event.partition_errors}
+        )
+        replicas = [PartitionReplica(tp, event.broker_id) for tp, _ in event.partition_errors]
+        ineligible = [
+            r for r in replicas if r.partition in failed and ctx.replica_state(r) is ReplicaState.DELETION_STARTED
+        ]
+        succeeded = [
+            r for r in replicas if r.partition not in failed and ctx.replica_state(r) is ReplicaState.DELETION_STARTED
+        ]
+        if ineligible:
+            self._handle_replica_state_changes(ineligible, ReplicaState.DELETION_INELIGIBLE)
+            ctx.mark_topics_ineligible_for_deletion({r.partition.topic for r in ineligible})
+        if succeeded:
+            self._handle_replica_state_changes(succeeded, ReplicaState.DELETION_SUCCESSFUL)
+        self._try_topic_deletion()
+
+    def _complete_delete_topic(self, topic: str) -> None:
+        ctx = self.context
+        replicas = sorted(ctx.replicas_in_state(topic, ReplicaState.DELETION_SUCCESSFUL), key=_replica_order)
+        self._handle_replica_state_changes(replicas, ReplicaState.NON_EXISTENT)
+        self._delete_recursive(znodes.TopicZNode.path(topic))
+        self._delete_recursive(znodes.ConfigEntityZNode.path(znodes.ConfigType.TOPIC, topic))
+        self._delete_recursive(znodes.DeleteTopicsTopicZNode.path(topic))
+        ctx.remove_topic(topic)
+        log.info("Deletion of topic %s successfully completed", topic)
+
+    def _delete_recursive(self, path: str) -> None:
+        """Children first, each delete fenced (Kafka's `deleteRecursive` with the epoch check)."""
+        order: list[str] = []
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            children = self.zk.get_children(current)
+            if children is None:
+                continue
+            order.append(current)
+            stack.extend(f"{current}/{child}" for child in children)
+        for node in reversed(order):
+            outcome = self.zk.fenced_multi_many([[Op.delete(node)]], self.context.epoch_zk_version)[0]
+            if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
+                raise KafkaOpsError(f"Could not delete {node}: {outcome!r}")
+
+    def _stop_replica_callback(self, broker_id: int, delete: bool) -> Callable[[int, dict[str, Any]], None] | None:
+        if not delete:
+            return None
+
+        def received(broker: int, body: dict[str, Any]) -> None:
+            errors = tuple(
+                (TopicPartition(e["topic_name"], e["partition_index"]), e["error_code"])
+                for e in body.get("partition_errors", [])
+            )
+            self.events.put(TopicDeletionStopReplicaResponseReceived(broker, errors, body.get("error_code", 0)))
+
+        return received
+
+    # --- ISR changes (§5.5) --------------------------------------------------------------------------
+
+    def _on_isr_change_notification(self) -> None:
+        ctx = self.context
+        children = sorted(self.zk.get_children(znodes.IsrChangeNotificationZNode.path()) or [])
+        if not children:
+            return
+        found = self.zk.get_many(f"{znodes.IsrChangeNotificationZNode.path()}/{c}" for c in children)
+        partitions: set[TopicPartition] = set()
+        for path, entry in found.items():
+            if entry is None:
+                continue
+            try:
+                partitions |= znodes.IsrChangeNotificationSequenceZNode.decode(entry[0])
+            except MalformedZNodeError as error:
+                log.error("Ignoring ISR change notification %s: %s", path, error)
+        known = [tp for tp in partitions if tp.topic in ctx.all_topics]
+        for tp, state in self.zk.get_partition_states(known).items():
+            if state is not None:
+                ctx.put_partition_leadership_info(tp, state)
+        batch = self._new_batch()
+        batch.add_update_metadata(ctx.live_broker_ids(), known)
+        self._send(batch)
+        self._delete_children(znodes.IsrChangeNotificationZNode.path())
+
+    # --- preferred replica elections (§5.6, §5.7) ----------------------------------------------------
+
+    def _on_preferred_replica_election_znode(self) -> None:
+        ctx = self.context
+        entry = self.zk.get(znodes.PreferredReplicaElectionZNode.path())
+        if entry is None:
+            return
+        try:
+            requested = znodes.PreferredReplicaElectionZNode.decode(entry[0])
+        except MalformedZNodeError as error:
+            log.error("Removing a malformed preferred replica election request: %s", error)
+            requested = set()
+        valid = sorted(
+            (
+                tp
+                for tp in requested
+                if tp.topic in ctx.all_topics
+                and tp in set(ctx.partitions_for_topic(tp.topic))
+                and not ctx.is_topic_queued_up_for_deletion(tp.topic)
+                and ctx.partition_leadership_info(tp) is not None
+                and ctx.partition_leadership_info(tp).leader_and_isr.leader != ctx.partition_replica_assignment(tp)[0]
+            ),
+            key=_tp_order,
+        )
+        if valid:
+            self._elect_preferred(valid)
+        outcome = self.zk.fenced_multi_many(
+            [[Op.delete(znodes.PreferredReplicaElectionZNode.path())]], ctx.epoch_zk_version
+        )[0]
+        if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
+            log.error("Could not delete the preferred replica election znode: %r", outcome)
+
+    def _elect_preferred(self, partitions: list[TopicPartition]) -> dict[TopicPartition, str]:
+        return self._handle_partition_state_changes(partitions, PartitionState.ONLINE, "preferred")
+
+    def _schedule_auto_rebalance(self, delay_s: float) -> None:
+        self.events.schedule(delay_s, AutoPreferredReplicaLeaderElection(self._rebalance_generation))
+
+    def _on_auto_rebalance(self) -> None:
+        ctx = self.context
+        try:
+            if not ctx.reassignment_in_progress():
+                assignments = {
+                    tp: ctx.partition_replica_assignment(tp)
+                    for tp in ctx.all_partitions()
+                    if not ctx.is_topic_queued_up_for_deletion(tp.topic)
+                }
+                leaders = {tp: info.leader_and_isr for tp, info in ctx.partitions_leadership_info().items()}
+                selection = elections.select_auto_rebalance(
+                    assignments,
+                    leaders,
+                    ctx.live_broker_ids(),
+                    imbalance_percentage=self.settings.leader_imbalance_per_broker_percentage,
+                )
+                if selection.to_elect:
+                    self._elect_preferred(sorted(selection.to_elect, key=_tp_order))
+        finally:
+            self._schedule_auto_rebalance(self.settings.leader_imbalance_check_interval_s)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _new_batch(self) -> ControllerBrokerRequestBatch:
+        return ControllerBrokerRequestBatch(self.broker_id)
+
+    def _send(self, batch: ControllerBrokerRequestBatch) -> None:
+        if batch.is_empty() or self.channel is None or not self._active:
+            return
+        ctx = self.context
+        live = {b.broker_id: b for b in ctx.live_or_shutting_down_brokers()}
+        batch.send_requests_to_brokers(
+            ctx.epoch,
+            self.channel,
+            live,
+            dict(ctx.live_broker_epochs()),
+            ctx.partition_leadership_info,
+            ctx.partition_replica_assignment,
+            lambda tp: ctx.is_topic_queued_up_for_deletion(tp.topic) and tp.topic in ctx.topics_with_deletion_started,
+            self.scl,
+            self.sink,
+            self._stop_replica_callback,
+        )
+
+    def _write(self, entry: Any) -> None:
+        self.sink.write(entry)
+
+
+def _tp_order(tp: TopicPartition) -> tuple[str, int]:
+    return tp.topic, tp.partition
+
+
+def _replica_order(replica: PartitionReplica) -> tuple[str, int, int]:
+    return replica.partition.topic, replica.partition.partition, replica.replica
