@@ -181,6 +181,14 @@ UpdateMetadataRequest v5 (key 6)
       rack NULLABLE_STRING
 UpdateMetadataResponse v5 (key 6)
     error_code INT16
+ControlledShutdownRequest v2 (key 7)
+    broker_id INT32
+    broker_epoch INT64
+ControlledShutdownResponse v2 (key 7)
+    error_code INT16
+    remaining_partitions ARRAY
+      topic_name STRING
+      partition_index INT32
 FindCoordinatorRequest v2 (key 10)
     key STRING
     key_type INT8
@@ -249,6 +257,7 @@ class ApiKey(IntEnum):
     LEADER_AND_ISR = 4
     STOP_REPLICA = 5
     UPDATE_METADATA = 6
+    CONTROLLED_SHUTDOWN = 7
     FIND_COORDINATOR = 10
     API_VERSIONS = 18
     INIT_PRODUCER_ID = 22
@@ -263,6 +272,7 @@ FIRST_FLEXIBLE_VERSION: Mapping[ApiKey, int] = {
     ApiKey.LEADER_AND_ISR: 4,
     ApiKey.STOP_REPLICA: 2,
     ApiKey.UPDATE_METADATA: 6,
+    ApiKey.CONTROLLED_SHUTDOWN: 3,
     ApiKey.FIND_COORDINATOR: 3,
     ApiKey.API_VERSIONS: 3,
     ApiKey.INIT_PRODUCER_ID: 2,
@@ -780,6 +790,23 @@ UPDATE_METADATA_REQUEST = Message(
 )
 UPDATE_METADATA_RESPONSE = Message("UpdateMetadataResponse", "0-5", [F("error_code", INT16)])
 
+# --- ControlledShutdown (key 7), broker -> controller ---------------------------------------------------
+# request  v0 (request header v0, see messages.py): broker_id. v1: same, header v1. v2: adds broker_epoch.
+# response v0-v2: the partitions the broker still leads.
+CONTROLLED_SHUTDOWN_REQUEST = Message(
+    "ControlledShutdownRequest",
+    "1-2",
+    [F("broker_id", INT32), F("broker_epoch", INT64, "2+", default=-1)],
+)
+CONTROLLED_SHUTDOWN_RESPONSE = Message(
+    "ControlledShutdownResponse",
+    "1-2",
+    [
+        F("error_code", INT16),
+        F("remaining_partitions", ArrayOf(Struct(F("topic_name", STRING), F("partition_index", INT32)))),
+    ],
+)
+
 
 REQUESTS: Mapping[ApiKey, Message] = {
     ApiKey.PRODUCE: PRODUCE_REQUEST,
@@ -789,6 +816,7 @@ REQUESTS: Mapping[ApiKey, Message] = {
     ApiKey.LEADER_AND_ISR: LEADER_AND_ISR_REQUEST,
     ApiKey.STOP_REPLICA: STOP_REPLICA_REQUEST,
     ApiKey.UPDATE_METADATA: UPDATE_METADATA_REQUEST,
+    ApiKey.CONTROLLED_SHUTDOWN: CONTROLLED_SHUTDOWN_REQUEST,
     ApiKey.FIND_COORDINATOR: FIND_COORDINATOR_REQUEST,
     ApiKey.API_VERSIONS: API_VERSIONS_REQUEST,
     ApiKey.INIT_PRODUCER_ID: INIT_PRODUCER_ID_REQUEST,
@@ -802,6 +830,7 @@ RESPONSES: Mapping[ApiKey, Message] = {
     ApiKey.LEADER_AND_ISR: LEADER_AND_ISR_RESPONSE,
     ApiKey.STOP_REPLICA: STOP_REPLICA_RESPONSE,
     ApiKey.UPDATE_METADATA: UPDATE_METADATA_RESPONSE,
+    ApiKey.CONTROLLED_SHUTDOWN: CONTROLLED_SHUTDOWN_RESPONSE,
     ApiKey.FIND_COORDINATOR: FIND_COORDINATOR_RESPONSE,
     ApiKey.API_VERSIONS: API_VERSIONS_RESPONSE,
     ApiKey.INIT_PRODUCER_ID: INIT_PRODUCER_ID_RESPONSE,

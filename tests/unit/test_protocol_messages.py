@@ -155,6 +155,7 @@ def test_every_request_survives_header_and_body(key: ApiKey, version: int) -> No
         ApiKey.LEADER_AND_ISR: {"controller_id": 1, "controller_epoch": 1, "live_leaders": []},
         ApiKey.STOP_REPLICA: {"controller_id": 1, "controller_epoch": 1, "delete_partitions": False},
         ApiKey.UPDATE_METADATA: {"controller_id": 1, "controller_epoch": 1, "live_brokers": []},
+        ApiKey.CONTROLLED_SHUTDOWN: {"broker_id": 1},
         ApiKey.FIND_COORDINATOR: {"key": "g"},
         ApiKey.API_VERSIONS: {},
         ApiKey.INIT_PRODUCER_ID: {"transactional_id": None, "transaction_timeout_ms": 1},

@@ -548,6 +548,7 @@ def test_supported_versions_are_kafka_protocol_md_section_1() -> None:
         ApiKey.LEADER_AND_ISR: (0, 3),
         ApiKey.STOP_REPLICA: (0, 1),
         ApiKey.UPDATE_METADATA: (0, 5),
+        ApiKey.CONTROLLED_SHUTDOWN: (1, 2),  # beyond §1: our brokers' controlled shutdown
         ApiKey.FIND_COORDINATOR: (0, 2),
         ApiKey.API_VERSIONS: (0, 2),
         ApiKey.INIT_PRODUCER_ID: (0, 1),
