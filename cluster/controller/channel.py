@@ -16,13 +16,13 @@ import contextlib
 import logging
 import queue
 import socket
-import struct
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
@@ -41,7 +41,6 @@ UPDATE_METADATA_VERSION = 5
 STOP_REPLICA_VERSION = 1
 RETRY_BACKOFF_S = 0.1
 SOCKET_TIMEOUT_S = 30.0
-_SIZE = struct.Struct(">i")
 
 ResponseCallback = Callable[[int, dict[str, Any]], None]
 """Called with (broker id, response body) on the broker's send thread."""
@@ -93,10 +92,8 @@ class RequestSendThread(threading.Thread):
                 header = RequestHeader(
                     outgoing.api_key, outgoing.version, self._correlation_id, f"controller-{self.controller_id}"
                 )
-                payload = encode_request(header, outgoing.body)
-                sock.sendall(_SIZE.pack(len(payload)) + payload)
-                (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
-                correlation_id, body = decode_response(outgoing.api_key, outgoing.version, _recv_exactly(sock, size))
+                sock.sendall(frame(encode_request(header, outgoing.body)))
+                correlation_id, body = decode_response(outgoing.api_key, outgoing.version, read_frame_blocking(sock))
                 if correlation_id != self._correlation_id:
                     raise OSError(f"correlation id {correlation_id}, expected {self._correlation_id}")
                 return body
@@ -127,16 +124,6 @@ class RequestSendThread(threading.Thread):
                 self._sock.close()
             finally:
                 self._sock = None
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < n:
-        chunk = sock.recv(n - len(chunks))
-        if not chunk:
-            raise OSError("connection closed by the broker")
-        chunks += chunk
-    return bytes(chunks)
 
 
 class ControllerChannelManager:

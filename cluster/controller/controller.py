@@ -327,10 +327,10 @@ class KafkaController:
         self._delete_children(znodes.LogDirEventNotificationZNode.path())
         self._initialize_context(generation)
         self.channel = ControllerChannelManager(self.broker_id)
-        for broker in self.context.live_or_shutting_down_brokers():
+        for broker in self.context.live_or_shutting_down_brokers:
             self.channel.add_broker(broker)
         batch = self._new_batch()
-        batch.add_update_metadata(self.context.live_broker_ids(), self.context.all_partitions())
+        batch.add_update_metadata(self.context.live_broker_ids, self.context.all_partitions())
         self._send(batch)
         self._replica_state_machine_startup()
         self._partition_state_machine_startup()
@@ -343,7 +343,7 @@ class KafkaController:
             self.broker_id,
             self.context.epoch,
             time.monotonic() - started,
-            len(self.context.live_broker_ids()),
+            len(self.context.live_broker_ids),
             len(self.context.all_topics),
             len(self.context.all_partitions()),
         )
@@ -444,7 +444,7 @@ class KafkaController:
 
     def _replica_state_machine_startup(self) -> None:
         ctx = self.context
-        live = ctx.live_broker_ids()
+        live = ctx.live_broker_ids
         for tp in ctx.all_partitions():
             for replica in ctx.partition_replica_assignment(tp):
                 state = ReplicaState.ONLINE if replica in live else ReplicaState.DELETION_INELIGIBLE
@@ -455,7 +455,7 @@ class KafkaController:
 
     def _partition_state_machine_startup(self) -> None:
         ctx = self.context
-        live = ctx.live_broker_ids()
+        live = ctx.live_broker_ids
         for tp in ctx.all_partitions():
             info = ctx.partition_leadership_info(tp)
             if info is None:
@@ -546,7 +546,7 @@ class KafkaController:
         ctx = self.context
         failures: dict[TopicPartition, str] = {}
         planned: list[tuple[TopicPartition, LeaderIsrAndControllerEpoch, tuple[int, ...]]] = []
-        live = ctx.live_broker_ids()
+        live = ctx.live_broker_ids
         for tp in partitions:
             result = elections.elect_initial(
                 tp,
@@ -661,7 +661,7 @@ class KafkaController:
     ) -> elections.ElectionResult:
         ctx = self.context
         assignment = ctx.partition_replica_assignment(tp)
-        live = ctx.live_broker_ids()
+        live = ctx.live_broker_ids
         online = set(ctx.online_replicas(tp))
         if strategy == "preferred":
             return elections.elect_preferred(tp, assignment, current, online)
@@ -804,7 +804,7 @@ class KafkaController:
     def _on_broker_change(self) -> None:
         ctx = self.context
         registered = dict((b.broker_id, (b, epoch)) for b, epoch in self._read_brokers_and_epochs())
-        known = ctx.live_broker_epochs()
+        known = ctx.live_broker_epochs
         new = sorted(b for b in registered if b not in known)
         dead = sorted(b for b in known if b not in registered)
         bounced = sorted(b for b in registered if b in known and registered[b][1] > known[b])
@@ -824,7 +824,7 @@ class KafkaController:
     def _on_broker_startup(self, broker_ids: list[int]) -> None:
         ctx = self.context
         batch = self._new_batch()
-        batch.add_update_metadata(ctx.live_broker_ids(), ctx.all_partitions())
+        batch.add_update_metadata(ctx.live_broker_ids, ctx.all_partitions())
         self._send(batch)
         replicas = [r for r in ctx.replicas_on_brokers(broker_ids)]
         self._handle_replica_state_changes(sorted(replicas, key=_replica_order), ReplicaState.ONLINE)
@@ -857,7 +857,7 @@ class KafkaController:
             ctx.mark_topics_ineligible_for_deletion({r.partition.topic for r in deleting})
         if not led:
             batch = self._new_batch()
-            batch.add_update_metadata(ctx.live_broker_ids(), [])
+            batch.add_update_metadata(ctx.live_broker_ids, [])
             self._send(batch)
 
     def _on_controlled_shutdown(self, event: ControlledShutdown) -> None:
@@ -865,7 +865,7 @@ class KafkaController:
         if not self._active:
             event.result.set_exception(KafkaOpsError("NOT_CONTROLLER"))
             return
-        if event.broker_id not in ctx.live_broker_ids() and event.broker_id not in ctx.shutting_down_broker_ids:
+        if event.broker_id not in ctx.live_broker_ids and event.broker_id not in ctx.shutting_down_broker_ids:
             event.result.set_exception(KafkaOpsError(f"Broker id {event.broker_id} does not exist."))
             return
         epoch = ctx.broker_epoch(event.broker_id)
@@ -1003,12 +1003,12 @@ class KafkaController:
         ctx.begin_topic_deletion([topic])
         partitions = sorted(ctx.partitions_for_topic(topic), key=_tp_order)
         batch = self._new_batch()
-        batch.add_update_metadata(ctx.live_broker_ids(), partitions)
+        batch.add_update_metadata(ctx.live_broker_ids, partitions)
         self._send(batch)
         self._handle_partition_state_changes(partitions, PartitionState.OFFLINE)
         self._handle_partition_state_changes(partitions, PartitionState.NON_EXISTENT)
         replicas = sorted(ctx.replicas_for_topic(topic), key=_replica_order)
-        live = ctx.live_broker_ids()
+        live = ctx.live_broker_ids
         dead = [r for r in replicas if r.replica not in live]
         alive = [r for r in replicas if r.replica in live]
         if dead:
@@ -1099,7 +1099,7 @@ class KafkaController:
             if state is not None:
                 ctx.put_partition_leadership_info(tp, state)
         batch = self._new_batch()
-        batch.add_update_metadata(ctx.live_broker_ids(), known)
+        batch.add_update_metadata(ctx.live_broker_ids, known)
         self._send(batch)
         self._delete_children(znodes.IsrChangeNotificationZNode.path())
 
@@ -1144,17 +1144,17 @@ class KafkaController:
     def _on_auto_rebalance(self) -> None:
         ctx = self.context
         try:
-            if not ctx.reassignment_in_progress():
+            if not ctx.reassignment_in_progress:
                 assignments = {
                     tp: ctx.partition_replica_assignment(tp)
                     for tp in ctx.all_partitions()
                     if not ctx.is_topic_queued_up_for_deletion(tp.topic)
                 }
-                leaders = {tp: info.leader_and_isr for tp, info in ctx.partitions_leadership_info().items()}
+                leaders = {tp: info.leader_and_isr for tp, info in ctx.partitions_leadership_info.items()}
                 selection = elections.select_auto_rebalance(
                     assignments,
                     leaders,
-                    ctx.live_broker_ids(),
+                    ctx.live_broker_ids,
                     imbalance_percentage=self.settings.leader_imbalance_per_broker_percentage,
                 )
                 if selection.to_elect:
@@ -1171,12 +1171,12 @@ class KafkaController:
         if batch.is_empty() or self.channel is None or not self._active:
             return
         ctx = self.context
-        live = {b.broker_id: b for b in ctx.live_or_shutting_down_brokers()}
+        live = {b.broker_id: b for b in ctx.live_or_shutting_down_brokers}
         batch.send_requests_to_brokers(
             ctx.epoch,
             self.channel,
             live,
-            dict(ctx.live_broker_epochs()),
+            dict(ctx.live_broker_epochs),
             ctx.partition_leadership_info,
             ctx.partition_replica_assignment,
             lambda tp: ctx.is_topic_queued_up_for_deletion(tp.topic) and tp.topic in ctx.topics_with_deletion_started,

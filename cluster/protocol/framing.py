@@ -14,6 +14,7 @@ kafka-python does (`kafka/protocol/parser.py`).
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 
 from .errors import CorrelationIdMismatchError, InvalidFrameError
@@ -55,6 +56,27 @@ async def read_frame(reader: asyncio.StreamReader, max_size: int = DEFAULT_MAX_R
         return await reader.readexactly(size)
     except asyncio.IncompleteReadError as exc:
         raise InvalidFrameError(f"stream ended {len(exc.partial)} bytes into a {size}-byte frame") from None
+
+
+def read_frame_blocking(sock: socket.socket, max_size: int = DEFAULT_MAX_REQUEST_BYTES) -> bytes:
+    """The next frame's payload from a blocking socket (our controller's and brokers' own calls).
+
+    Raises InvalidFrameError for a bad size and OSError if the peer closes the connection.
+    """
+    (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
+    if size < 0 or size > max_size:
+        raise InvalidFrameError(f"invalid frame size {size} (limit {max_size})")
+    return _recv_exactly(sock, size)
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < n:
+        chunk = sock.recv(n - len(chunks))
+        if not chunk:
+            raise OSError("connection closed by the peer")
+        chunks += chunk
+    return bytes(chunks)
 
 
 def request_correlation_id(payload: Buffer) -> int:

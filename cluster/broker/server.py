@@ -1,0 +1,346 @@
+"""A kafkaops broker process (Kafka's `KafkaServer`, ZooKeeper mode).
+
+Start-up: log dirs, ZooKeeper session, persistent paths and `/cluster/id`, the listener (an asyncio
+server on its own thread), the ephemeral `/brokers/ids/<id>` registration (its czxid is the broker
+epoch), then the controller component, which competes for `/controller`.
+
+Shutdown: with `controlled.shutdown.enable` the broker first asks the controller to move its
+leaderships away (ControlledShutdown, retried `controlled.shutdown.max.retries` times), then closes
+its session, which removes its registration.
+
+Threads: the asyncio loop serves connections, one request at a time per connection (Kafka answers
+in order); work that blocks (controller calls, locks) runs in the loop's executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.metadata_cache import MetadataCache
+from kafkaops.cluster.broker.replica_manager import ReplicaManager
+from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
+from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.protocol.errors import KafkaProtocolError
+from kafkaops.cluster.protocol.framing import frame, read_frame, read_frame_blocking, write_frame
+from kafkaops.cluster.protocol.messages import (
+    Request,
+    RequestHeader,
+    api_versions_refusal,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    is_unsupported_api_versions,
+)
+from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.state_change_log import StateChangeLogFile
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartition
+from kazoo.protocol.states import KazooState
+
+log = logging.getLogger("kafkaops.broker")
+
+SERVED_APIS = (
+    ApiKey.API_VERSIONS,
+    ApiKey.METADATA,
+    ApiKey.LEADER_AND_ISR,
+    ApiKey.STOP_REPLICA,
+    ApiKey.UPDATE_METADATA,
+    ApiKey.CONTROLLED_SHUTDOWN,
+)
+NOT_CONTROLLER = 41
+STALE_BROKER_EPOCH = 77
+UNKNOWN_SERVER_ERROR = -1
+STALE_CONTROLLER_EPOCH = 11
+
+
+def generate_cluster_id() -> str:
+    """Kafka's `CoreUtils.generateUuidAsBase64`: 22 URL-safe base64 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class KafkaServer:
+    def __init__(self, config: BrokerConfig, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.clock = clock
+        self.log_dirs = [Path(d) for d in config.effective_log_dirs]
+        self.logs_dir = self.log_dirs[0].parent / "logs"
+        self.cluster_id: str | None = None
+        self.broker_epoch = -1
+        self.endpoints: tuple[EndPoint, ...] = ()
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(
+            target=self._loop.run_forever, name=f"broker-{self.broker_id}-network", daemon=True
+        )
+        self._server: asyncio.AbstractServer | None = None
+        self._stopped = threading.Event()
+        self.zk: KafkaZkClient
+        self.state_change_log: StateChangeLogFile
+        self.metadata_cache = MetadataCache(self.broker_id)
+        self.replica_manager: ReplicaManager
+        self.controller: KafkaController
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        for directory in self.log_dirs:
+            directory.mkdir(parents=True, exist_ok=True)
+        self.state_change_log = StateChangeLogFile(self.logs_dir)
+        self.replica_manager = ReplicaManager(self.broker_id, self.state_change_log)
+        self.zk = KafkaZkClient(
+            self.config.zookeeper_connect,
+            session_timeout_ms=self.config.zookeeper_session_timeout_ms,
+            connection_timeout_ms=self.config.effective_zookeeper_connection_timeout_ms,
+        )
+        self.zk.ensure_paths(znodes.PERSISTENT_PATHS)
+        self.cluster_id = self.zk.get_or_create_cluster_id(generate_cluster_id())
+        self._loop_thread.start()
+        self.endpoints = self._run(self._start_listener())
+        self.broker_epoch = self.zk.register_broker(self.registration())
+        self.zk.kazoo.add_listener(self._session_state_changed)
+        self.controller = KafkaController(
+            ControllerSettings(
+                broker_id=self.broker_id,
+                delete_topic_enable=self.config.delete_topic_enable,
+                unclean_leader_election_enable=self.config.unclean_leader_election_enable,
+                auto_leader_rebalance_enable=self.config.auto_leader_rebalance_enable,
+                leader_imbalance_per_broker_percentage=self.config.leader_imbalance_per_broker_percentage,
+                leader_imbalance_check_interval_s=self.config.leader_imbalance_check_interval_seconds,
+                zookeeper_connect=self.config.zookeeper_connect,
+            ),
+            self.zk,
+            self.state_change_log,
+            self.clock,
+        )
+        self.controller.startup()
+        log.info("[KafkaServer id=%s] started (%s)", self.broker_id, ", ".join(map(str, self.endpoints)))
+
+    def registration(self) -> BrokerRegistration:
+        return BrokerRegistration(
+            broker_id=self.broker_id,
+            endpoints=self.endpoints,
+            timestamp_ms=int(self.clock() * 1000),
+            rack=self.config.broker_rack,
+            listener_security_protocol_map={e.listener: "PLAINTEXT" for e in self.endpoints},
+        )
+
+    def shutdown(self, controlled: bool = True) -> None:
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if controlled and self.config.controlled_shutdown_enable:
+            self._controlled_shutdown()
+        with contextlib.suppress(Exception):
+            self.controller.shutdown()
+        with contextlib.suppress(Exception):
+            self.zk.close()
+        if self._server is not None:
+            self._run(self._stop_listener())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join(10)
+        self.state_change_log.close()
+        log.info("[KafkaServer id=%s] shut down", self.broker_id)
+
+    def _session_state_changed(self, state: str) -> None:
+        if state == KazooState.CONNECTED and not self._stopped.is_set():
+            # after an expired session kazoo reconnects with a new one: our ephemeral node is gone
+            threading.Thread(target=self._reregister, daemon=True).start()
+
+    def _reregister(self) -> None:
+        with contextlib.suppress(KafkaOpsError, Exception):
+            if not self.zk.exists(znodes.BrokerIdZNode.path(self.broker_id)):
+                self.broker_epoch = self.zk.register_broker(self.registration())
+                log.info("Re-registered broker %s with epoch %s", self.broker_id, self.broker_epoch)
+
+    def _controlled_shutdown(self) -> None:
+        """Kafka's `controlledShutdown`: ask the controller until it reports nothing left to move."""
+        retries = self.config.controlled_shutdown_max_retries
+        backoff_s = self.config.controlled_shutdown_retry_backoff_ms / 1000
+        for attempt in range(1, retries + 1):
+            try:
+                remaining = self._request_controlled_shutdown()
+            except (KafkaOpsError, OSError) as error:
+                log.warning("Controlled shutdown attempt %s failed: %s", attempt, error)
+                remaining = None
+            if remaining is not None and not remaining:
+                log.info("Controlled shutdown succeeded")
+                return
+            if remaining:
+                log.info("Remaining partitions to move: %s", ",".join(map(str, sorted(remaining, key=str))))
+            time.sleep(backoff_s)
+        log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
+
+    def _request_controlled_shutdown(self) -> set[TopicPartition] | None:
+        controller_id = self.zk.get_controller_id()
+        if controller_id is None:
+            return None
+        if controller_id == self.broker_id and self.controller.is_active:
+            return self.controller.controlled_shutdown(self.broker_id, self.broker_epoch)
+        entry = self.zk.get(znodes.BrokerIdZNode.path(controller_id))
+        if entry is None:
+            return None
+        endpoint = znodes.BrokerIdZNode.decode(controller_id, entry[0]).endpoints[0]
+        body = send_request(
+            endpoint.host,
+            endpoint.port,
+            ApiKey.CONTROLLED_SHUTDOWN,
+            2,
+            {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
+            f"broker-{self.broker_id}",
+        )
+        if body["error_code"] != 0:
+            raise KafkaOpsError(f"ControlledShutdown answered error {body['error_code']}")
+        return {TopicPartition(p["topic_name"], p["partition_index"]) for p in body["remaining_partitions"]}
+
+    # --- network ---------------------------------------------------------------------------------
+
+    def _run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(30)
+
+    async def _start_listener(self) -> tuple[EndPoint, ...]:
+        listener = self.config.listeners[0]
+        self._server = await asyncio.start_server(
+            self._serve_connection, host=listener.host or "127.0.0.1", port=listener.port, limit=1 << 20
+        )
+        port = self._server.sockets[0].getsockname()[1]
+        advertised = (self.config.advertised_listeners or self.config.listeners)[0]
+        return (EndPoint(listener.listener, advertised.host or listener.host or "127.0.0.1", advertised.port or port),)
+
+    async def _stop_listener(self) -> None:
+        """Stop accepting, then end every open connection's task so none outlives the loop."""
+        if self._server is not None:
+            self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                payload = await read_frame(reader, self.config.socket_request_max_bytes)
+                if payload is None:
+                    break
+                request = decode_request(payload)  # a malformed request closes the connection
+                header = request.header
+                if is_unsupported_api_versions(header):
+                    body, version = api_versions_refusal(), 0
+                else:
+                    if header.api_key not in SERVED_APIS:
+                        break  # Kafka closes the connection on an API it does not serve
+                    body, version = await self._handle(request), header.api_version
+                write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
+                await writer.drain()
+        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
+            log.exception("Error serving a connection")
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _handle(self, request: Request) -> dict[str, Any]:
+        key, body = request.header.api_key, request.body
+        if key is ApiKey.API_VERSIONS:
+            return {
+                "error_code": 0,
+                "api_keys": [
+                    {
+                        "api_key": int(k),
+                        "min_version": SUPPORTED_VERSIONS[k][0],
+                        "max_version": SUPPORTED_VERSIONS[k][1],
+                    }
+                    for k in sorted(SERVED_APIS)
+                ],
+                "throttle_time_ms": 0,
+            }
+        if key is ApiKey.METADATA:
+            topics = body["topics"]
+            requested = (
+                None
+                if topics is None or (request.header.api_version == 0 and not topics)
+                else [t["name"] for t in topics]
+            )
+            return self.metadata_cache.metadata_response(requested, self.cluster_id)
+        loop = asyncio.get_running_loop()
+        correlation_id = request.header.correlation_id
+        if key is ApiKey.LEADER_AND_ISR:
+            if self._stale_broker_epoch(body):
+                return {"error_code": STALE_BROKER_EPOCH, "partition_errors": []}
+            return await loop.run_in_executor(
+                None, self.replica_manager.become_leader_or_follower, correlation_id, body
+            )
+        if key is ApiKey.STOP_REPLICA:
+            if self._stale_broker_epoch(body):
+                return {"error_code": STALE_BROKER_EPOCH, "partition_errors": []}
+            return await loop.run_in_executor(None, self.replica_manager.stop_replicas, correlation_id, body)
+        if key is ApiKey.UPDATE_METADATA:
+            if self._stale_broker_epoch(body):
+                return {"error_code": STALE_BROKER_EPOCH}
+            return await loop.run_in_executor(None, self._update_metadata, correlation_id, body)
+        if key is ApiKey.CONTROLLED_SHUTDOWN:
+            return await loop.run_in_executor(None, self._handle_controlled_shutdown, body)
+        raise KafkaProtocolError(f"unserved API {key}")
+
+    def _stale_broker_epoch(self, body: dict[str, Any]) -> bool:
+        epoch = body.get("broker_epoch", -1)
+        return epoch != -1 and epoch < self.broker_epoch
+
+    def _update_metadata(self, correlation_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        if body["controller_epoch"] < self.replica_manager.controller_epoch:
+            self.state_change_log.write(
+                self.replica_manager.log.ignoring_update_metadata_stale_controller(
+                    correlation_id,
+                    body["controller_id"],
+                    body["controller_epoch"],
+                    self.replica_manager.controller_epoch,
+                )
+            )
+            return {"error_code": STALE_CONTROLLER_EPOCH}
+        deleted, _ = self.metadata_cache.update(body)
+        for tp in deleted:
+            self.state_change_log.write(
+                self.replica_manager.log.deleted_from_metadata_cache(
+                    tp, body["controller_id"], body["controller_epoch"], correlation_id
+                )
+            )
+        return {"error_code": 0}
+
+    def _handle_controlled_shutdown(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not self.controller.is_active:
+            return {"error_code": NOT_CONTROLLER, "remaining_partitions": []}
+        try:
+            remaining = self.controller.controlled_shutdown(body["broker_id"], body.get("broker_epoch", -1))
+        except KafkaOpsError as error:
+            code = STALE_BROKER_EPOCH if "STALE_BROKER_EPOCH" in str(error) else UNKNOWN_SERVER_ERROR
+            return {"error_code": code, "remaining_partitions": []}
+        return {
+            "error_code": 0,
+            "remaining_partitions": [
+                {"topic_name": tp.topic, "partition_index": tp.partition} for tp in sorted(remaining, key=str)
+            ],
+        }
+
+
+def send_request(
+    host: str, port: int, api_key: ApiKey, version: int, body: dict[str, Any], client_id: str, timeout_s: float = 30.0
+) -> dict[str, Any]:
+    """One blocking request/response on a fresh connection (for rare calls such as ControlledShutdown)."""
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        sock.sendall(frame(encode_request(RequestHeader(api_key, version, 1, client_id), body)))
+        _, response = decode_response(api_key, version, read_frame_blocking(sock))
+        return response
