@@ -1,0 +1,47 @@
+"""A real cluster per test: broker processes under a temporary state dir, on the session's ZooKeeper."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafkaops.cluster.local.cluster import LocalCluster
+
+FAST = {
+    "zookeeper.session.timeout.ms": 4000,
+    "controlled.shutdown.retry.backoff.ms": 300,
+    "leader.imbalance.check.interval.seconds": 1,
+}
+
+
+@pytest.fixture
+def cluster(zk_connect: str, tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
+    """`cluster(brokers=3, **overrides)` starts brokers on this test's chroot; all are killed afterwards."""
+    started: list[LocalCluster] = []
+
+    def start(brokers: int = 3, racks: dict[int, str] | None = None, **overrides: Any) -> LocalCluster:
+        local = LocalCluster(tmp_path / f"cluster-{len(started)}")
+        started.append(local)
+        local.up(brokers=brokers, zookeeper_connect=zk_connect, broker_overrides={**FAST, **overrides}, racks=racks)
+        return local
+
+    try:
+        yield start
+    finally:
+        for local in started:
+            for broker_id in local.broker_ids():
+                local.stop_broker(broker_id, hard=True)
+
+
+def wait_for(condition: Callable[[], Any], timeout_s: float = 20.0, interval_s: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s (last value {value!r})")
+        time.sleep(interval_s)
