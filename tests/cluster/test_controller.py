@@ -163,9 +163,8 @@ def test_state_change_log_is_kafka_shaped(cluster, zk):
     controller = local.status().controller_id
     log_text = (local.broker_dir(controller) / "logs" / "state-change.log").read_text()
     assert (
-        "] INFO [Controller id=%d epoch=1] Changed partition s-0 state from NonExistentPartition to NewPartition with assigned replicas "
-        % controller
-        in log_text
+        f"] INFO [Controller id={controller} epoch=1] Changed partition s-0 state from NonExistentPartition to "
+        "NewPartition with assigned replicas " in log_text
     )
     assert "from NewPartition to OnlinePartition with state LeaderAndIsr(leader=" in log_text
     broker_text = (local.broker_dir(0) / "logs" / "state-change.log").read_text()
