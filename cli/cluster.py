@@ -1,7 +1,8 @@
-"""`kafkaops cluster`: run a local ZooKeeper (and, as the cluster grows, its brokers)."""
+"""`kafkaops cluster`: run a local cluster: ZooKeeper and broker processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -9,7 +10,8 @@ from typing import Annotated
 import typer
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
-from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
+from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
+from kafkaops.cluster.local.cluster import ClusterStatus, LocalCluster
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
 app = typer.Typer(help="Run a local cluster.", no_args_is_help=True, rich_markup_mode=None)
@@ -82,3 +84,85 @@ def zookeeper_status(state: StateDir = None, output: Output = OutputFormat.text)
     _report(
         zk, output, f"ZooKeeper at {zk.connect_string} (pid {zk.pid()})\n{answer.rstrip()}", running=True, srvr=answer
     )
+
+
+# --- brokers -------------------------------------------------------------------------------------
+
+
+def _status_document(status: ClusterStatus) -> dict[str, object]:
+    return dataclasses.asdict(status)
+
+
+def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
+    if output is OutputFormat.json:
+        print_json(_status_document(status))
+        return
+    serving = "serving" if status.zookeeper_serving else "NOT answering"
+    lines = [f"ZooKeeper {status.zookeeper} {serving}"]
+    if status.controller_id is not None:
+        lines.append(f"Controller: broker {status.controller_id} (epoch {status.controller_epoch})")
+    else:
+        lines.append("Controller: none")
+    for broker in status.brokers:
+        state = "registered" if broker.registered else "not registered"
+        pid = f"pid {broker.pid}" if broker.pid else "not running"
+        lines.append(f"Broker {broker.broker_id}: {state}, {pid}" + (f", {broker.endpoint}" if broker.endpoint else ""))
+    print_lines(lines)
+
+
+@app.command("up")
+@kafka_errors()
+def cluster_up(
+    state: StateDir = None,
+    brokers: Annotated[int, typer.Option("--brokers", min=1, help="How many brokers.")] = 3,
+    zookeeper_connect: Annotated[
+        str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
+    ] = None,
+    output: Output = OutputFormat.text,
+) -> None:
+    """Start ZooKeeper (unless --zookeeper) and N brokers; return once a controller is elected."""
+    status = LocalCluster(state_dir(state)).up(brokers=brokers, zookeeper_connect=zookeeper_connect)
+    _print_status(status, output)
+
+
+@app.command("status")
+@kafka_errors()
+def cluster_status(state: StateDir = None, output: Output = OutputFormat.text) -> None:
+    """ZooKeeper, brokers, controller id and epoch."""
+    _print_status(LocalCluster(state_dir(state)).status(), output)
+
+
+@app.command("stop-broker")
+@kafka_errors()
+def stop_broker(
+    broker_id: Annotated[int, typer.Argument(help="The broker id.")],
+    hard: Annotated[bool, typer.Option("--hard", help="SIGKILL instead of a controlled shutdown (SIGTERM).")] = False,
+    state: StateDir = None,
+) -> None:
+    """Stop one broker: controlled shutdown by default, SIGKILL with --hard."""
+    stopped = LocalCluster(state_dir(state)).stop_broker(broker_id, hard=hard)
+    print_lines([f"Broker {broker_id} {'stopped' if stopped else 'was not running'}"])
+
+
+@app.command("start-broker")
+@kafka_errors()
+def start_broker(broker_id: Annotated[int, typer.Argument(help="The broker id.")], state: StateDir = None) -> None:
+    """Start one broker of the local cluster again."""
+    pid = LocalCluster(state_dir(state)).start_broker(broker_id)
+    print_lines([f"Broker {broker_id} running (pid {pid})"])
+
+
+@app.command("down")
+@kafka_errors()
+def cluster_down(state: StateDir = None) -> None:
+    """Stop every broker (controlled shutdown), then the ZooKeeper this cluster started."""
+    LocalCluster(state_dir(state)).down()
+    print_lines(["Cluster stopped"])
+
+
+@app.command("broker")
+def broker(config: Annotated[Path, typer.Option("--config", help="broker.yaml with Kafka's property names.")]) -> None:
+    """Run one broker in the foreground until SIGTERM (controlled shutdown) or SIGINT."""
+    from kafkaops.cluster.broker.__main__ import main
+
+    raise typer.Exit(code=main(["--config", str(config)]))

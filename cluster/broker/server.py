@@ -30,7 +30,7 @@ from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.protocol.errors import KafkaProtocolError
 from kafkaops.cluster.protocol.framing import frame, read_frame, read_frame_blocking, write_frame
 from kafkaops.cluster.protocol.messages import (
@@ -109,7 +109,7 @@ class KafkaServer:
         self.cluster_id = self.zk.get_or_create_cluster_id(generate_cluster_id())
         self._loop_thread.start()
         self.endpoints = self._run(self._start_listener())
-        self.broker_epoch = self.zk.register_broker(self.registration())
+        self.broker_epoch = self._register_waiting_for_stale_session()
         self.zk.kazoo.add_listener(self._session_state_changed)
         self.controller = KafkaController(
             ControllerSettings(
@@ -127,6 +127,18 @@ class KafkaServer:
         )
         self.controller.startup()
         log.info("[KafkaServer id=%s] started (%s)", self.broker_id, ", ".join(map(str, self.endpoints)))
+
+    def _register_waiting_for_stale_session(self) -> int:
+        """Register; if `/brokers/ids/<id>` is held by another session, wait one session timeout for it
+        to expire (a hard-killed predecessor), then refuse: a live broker has this id."""
+        deadline = time.monotonic() + self.config.zookeeper_session_timeout_ms / 1000 + 2
+        while True:
+            try:
+                return self.zk.register_broker(self.registration())
+            except BrokerIdTakenError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.25)
 
     def registration(self) -> BrokerRegistration:
         return BrokerRegistration(

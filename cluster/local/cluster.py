@@ -23,6 +23,7 @@ import yaml
 from kafkaops.cluster.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
+from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 
 
@@ -36,6 +37,7 @@ class BrokerStatus:
     pid: int | None
     registered: bool
     endpoint: str | None
+    broker_epoch: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +143,12 @@ class LocalCluster:
             )
         (directory / "broker.pid").write_text(f"{process.pid}\n")
         if wait:
-            self.wait_until(lambda s: any(b.broker_id == broker_id and b.registered for b in s.brokers), timeout_s)
+            # a hard-killed predecessor's registration lingers until its session expires: wait for ours
+            stale = next((b.broker_epoch for b in self.status().brokers if b.broker_id == broker_id), None)
+            self.wait_until(
+                lambda s: any(b.broker_id == broker_id and b.registered and b.broker_epoch != stale for b in s.brokers),
+                timeout_s,
+            )
         return process.pid
 
     def stop_broker(self, broker_id: int, hard: bool = False, timeout_s: float = 60.0) -> bool:
@@ -170,17 +177,20 @@ class LocalCluster:
         try:
             with KafkaZkClient(connect, connection_timeout_ms=3000) as zk:
                 registered = {b.broker_id: b for b in zk.get_all_brokers()}
+                found = zk.get_many(znodes.BrokerIdZNode.path(b) for b in registered)
+                epochs = {b: entry[1].czxid for b in registered if (entry := found[znodes.BrokerIdZNode.path(b)])}
                 controller = zk.get_controller_id()
                 epoch = zk.get_controller_epoch()
             serving = True
         except KafkaOpsError:
-            registered, controller, epoch, serving = {}, None, None, False
+            registered, epochs, controller, epoch, serving = {}, {}, None, None, False
         brokers = tuple(
             BrokerStatus(
                 b,
                 self.broker_pid(b),
                 b in registered,
                 str(registered[b].endpoints[0]) if b in registered and registered[b].endpoints else None,
+                epochs.get(b),
             )
             for b in sorted(set(ids) | set(registered))
         )
