@@ -6,6 +6,7 @@ from importlib import metadata
 from typing import Annotated
 
 import typer
+
 from kafkaops.cli import cluster, configs, state_change_log_merger, topics
 
 app = typer.Typer(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines

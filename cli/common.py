@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+
 from kafkaops.cluster.errors import InvalidArgumentError
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.zk.client import KafkaZkClient

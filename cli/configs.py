@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from kafkaops.admin import configs as admin_configs
 from kafkaops.cli.common import zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.local.standin import register_standin_brokers

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+
 from kafkaops.cluster.errors import KafkaOpsError, UsageError, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -16,18 +16,18 @@ from contextlib import contextmanager
 from typing import Annotated, BinaryIO
 
 import typer
+from typer._click.core import ParameterSource  # Typer vendors click
+
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.errors import InvalidArgumentError, UsageError
 from kafkaops.statechange import filters, sources, writers
 from kafkaops.statechange.filters import EntryFilter
 from kafkaops.statechange.merge import merge_logs
-from typer._click.core import ParameterSource  # Typer vendors click
 
 DESCRIPTION = (
     "A tool for merging the log files from several brokers to reconnstruct a unified history of what happened."
 )
 EXACTLY_ONE_INPUT = 'Provide arguments to exactly one of the two options "[logs]" or "[logs-regex]"'
-PARTITIONS_NEED_TOPIC = 'The option "[topic]" needs to be provided an argument when specifying partition ids'
 
 AUTO_SPARK_BYTES = 8 * 1024**3
 """--engine auto hands inputs larger than this to Spark. Below it the streaming engine wins on one machine:
@@ -44,31 +44,6 @@ class MergeFormat(enum.StrEnum):
     text = "text"
     json = "json"
     parquet = "parquet"
-
-
-def build_filter(
-    topic: str | None,
-    partitions: str | None,
-    start_time: str,
-    end_time: str,
-    broker: str | None,
-    controller_epoch: str | None,
-    level: str | None,
-) -> EntryFilter:
-    """The entry filter from the options, checked in Kafka's order. Raises UsageError/InvalidArgumentError."""
-    if partitions is not None and topic is None:
-        raise UsageError(PARTITIONS_NEED_TOPIC)
-    return EntryFilter(
-        topic=filters.check_topic(topic) if topic is not None else None,
-        partitions=filters.parse_partitions(partitions) if partitions is not None else frozenset(),
-        start=filters.parse_time(start_time, "--start-time"),
-        end=filters.parse_time(end_time, "--end-time"),
-        brokers=filters.parse_ids(broker, "--broker") if broker is not None else frozenset(),
-        controller_epochs=(
-            filters.parse_ids(controller_epoch, "--controller-epoch") if controller_epoch is not None else frozenset()
-        ),
-        levels=filters.parse_levels(level) if level is not None else frozenset(),
-    )
 
 
 def is_remote(path: str) -> bool:
@@ -224,39 +199,37 @@ def state_change_log_merger_command(
         raise UsageError(DESCRIPTION)
     if (logs is None) == (logs_regex is None):
         raise UsageError(EXACTLY_ONE_INPUT)
-    spec = build_filter(topic, partitions, start_time, end_time, broker, controller_epoch, level)
+    spec = filters.filter_from_options(topic, partitions, start_time, end_time, broker, controller_epoch, level)
     entries = [entry for entry in logs.split(",") if entry] if logs is not None else []
     remote = any(map(is_remote, entries)) or (logs_regex is not None and is_remote(logs_regex))
     files: list[str] = []
     if not remote:
         files = sources.expand_logs(entries) if logs is not None else sources.logs_regex(logs_regex or "")
     chosen = choose_engine(engine, remote, 0 if remote else sources.total_size(files), output)
-    if chosen is Engine.spark:
-        from kafkaops.spark import merge_job  # pyspark takes a second to import: only when asked for
+    streams = sources.group_rotated(files)
+    try:
+        if chosen is Engine.spark:
+            from kafkaops.spark import merge_job  # pyspark takes seconds to import: only when asked for
 
-        merge_job.run(
-            merge_job.MergeJob(
-                inputs=entries if remote else files,
+            job = merge_job.MergeJob(
+                files=files,
+                logs=entries if remote else (),
                 logs_regex=logs_regex if remote else None,
                 spec=spec,
                 output=output.value,
                 output_path=output_path,
                 annotate=annotate,
-            ),
-            master=master,
-            conf=conf or [],
-            verbose=verbose,
-        )
-        return
-    if output is MergeFormat.parquet:
-        raise InvalidArgumentError("--output parquet needs --engine spark")
-    streams = sources.group_rotated(files)
-    try:
-        with _binary_output(output_path) as out:
-            count = merge_local(streams, spec, output, annotate, out)
+            )
+            sys.stdout.flush()
+            count = merge_job.run(job, master=master, conf=conf or [], verbose=verbose, out=sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        else:
+            with _binary_output(output_path) as out:
+                count = merge_local(streams, spec, output, annotate, out)
     except BrokenPipeError:
         # The reader (`| head`) has all it wanted; stop quietly, without Python's flush-at-exit error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
-    if verbose:
-        sys.stderr.write(f"Merged {count} entries from {len(files)} files in {len(streams)} streams (engine local)\n")
+    if verbose and count is not None:
+        unit = "lines" if chosen is Engine.spark and output is MergeFormat.text else "entries"
+        sys.stderr.write(f"Merged {count} {unit} from {len(files) or 'remote'} files (engine {chosen.value})\n")

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Annotated
 
 import typer
+
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import parse_replica_assignment
 from kafkaops.cli.common import zookeeper

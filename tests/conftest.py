@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from kafkaops.cluster.local.standin import register_standin_brokers
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -89,8 +90,9 @@ def zk_tree(zk: KafkaZkClient) -> Callable[[], dict[str, bytes]]:
 @pytest.fixture
 def run_cli(cli_env: dict[str, str]) -> Callable[..., object]:
     """Run `kafkaops <args>` in-process against this test's chroot; returns the CliRunner result."""
-    from kafkaops.cli.app import app
     from typer.testing import CliRunner
+
+    from kafkaops.cli.app import app
 
     def run(*args: str, env: dict[str, str] | None = None) -> object:
         return CliRunner().invoke(app, list(args), env={**cli_env, **(env or {})}, catch_exceptions=False)

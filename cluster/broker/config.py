@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from kafkaops.cluster.config_types import (
     LATEST_API_VERSION,
     LONG_MAX,

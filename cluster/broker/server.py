@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kazoo.protocol.states import KazooState
+
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
@@ -48,7 +50,6 @@ from kafkaops.cluster.state_change_log import StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartition
-from kazoo.protocol.states import KazooState
 
 log = logging.getLogger("kafkaops.broker")
 

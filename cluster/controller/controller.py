@@ -24,6 +24,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.protocol.states import KazooState
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
 from kafkaops.cluster.controller import elections
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannelManager
 from kafkaops.cluster.controller.context import ControllerContext
@@ -39,9 +43,6 @@ from kafkaops.cluster.zk.values import (
     LeaderIsrAndControllerEpoch,
     TopicPartition,
 )
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
-from kazoo.protocol.states import KazooState
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 log = logging.getLogger("kafkaops.controller")
 

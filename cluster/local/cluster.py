@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from kafkaops.cluster.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port

@@ -18,14 +18,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from kafkaops.cluster import errors
-from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.values import (
-    BrokerRegistration,
-    LeaderIsrAndControllerEpoch,
-    TopicAssignment,
-    TopicPartition,
-)
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     BadVersionError,
@@ -37,6 +29,15 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
+
+from kafkaops.cluster import errors
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.values import (
+    BrokerRegistration,
+    LeaderIsrAndControllerEpoch,
+    TopicAssignment,
+    TopicPartition,
+)
 
 DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000

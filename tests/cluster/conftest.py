@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kafkaops.cluster.local.cluster import LocalCluster
 
 FAST = {

@@ -6,11 +6,11 @@ import json
 import time
 
 import pytest
+
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import TopicPartition
-
 from tests.cluster.conftest import wait_for
 
 

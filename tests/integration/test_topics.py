@@ -6,6 +6,7 @@ import json
 import time
 
 import pytest
+
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch
 
