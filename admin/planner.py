@@ -64,6 +64,7 @@ from kafkaops.cluster.errors import (
 
 __all__ = [
     "Key",
+    "batch_figures",
     "Layout",
     "LowerBound",
     "PlanReport",
@@ -913,7 +914,9 @@ def realize_topic(
     layout: Layout,
     seed: int = 0,
 ) -> TopicOutcome:
-    """Phase 4 for one topic. `parts` are (partition id, slots, kept leader) from `normalize_partition`."""
+    """Phase 4 for one topic. `parts` are (partition id, slots, kept leader) from `normalize_partition`,
+    in any order (they are sorted by partition id first, so every engine computes the same plan)."""
+    parts = sorted(parts, key=lambda part: part[0])
     rng = topic_rng(seed, topic)
     slots = [list(s) for _, s, _ in parts]
     exact = _realize_replicas(slots, replica_targets, layout, rng)
@@ -2008,6 +2011,46 @@ def split_batches(
 
     ordered = sorted(changed, key=lambda k: (progress(k), k))
     return [{k: list(proposed[k]) for k in ordered[i : i + batch_size]} for i in range(0, len(ordered), batch_size)]
+
+
+def batch_figures(
+    current: Mapping[Key, Sequence[int]], batches: Sequence[Mapping[Key, Sequence[int]]], brokers: Iterable[int]
+) -> list[dict[str, int | float]]:
+    """Per batch: its partitions and replica moves, and the spread of replicas and leaders over the
+    target brokers once it and every batch before it have run (what the operator sees in between)."""
+    targets = list(brokers)
+    replicas: dict[int, int] = defaultdict(int)
+    leaders: dict[int, int] = defaultdict(int)
+    for old in current.values():
+        for b in old:
+            replicas[b] += 1
+        leaders[old[0]] += 1
+    state = {k: list(v) for k, v in current.items()}
+    figures: list[dict[str, int | float]] = []
+    for batch in batches:
+        moved = 0
+        for key, new in batch.items():
+            old = state.get(key, [])
+            for b in old:
+                replicas[b] -= 1
+            for b in new:
+                replicas[b] += 1
+            if old:
+                leaders[old[0]] -= 1
+            leaders[new[0]] += 1
+            moved += len(set(new) - set(old))
+            state[key] = list(new)
+        r = [replicas[b] for b in targets]
+        lead = [leaders[b] for b in targets]
+        figures.append(
+            {
+                "partitions": len(batch),
+                "replicas_moved": moved,
+                "replica_spread_after": max(r) - min(r),
+                "leader_spread_after": max(lead) - min(lead),
+            }
+        )
+    return figures
 
 
 def iter_rows(current: Mapping[Key, Sequence[int]]) -> Iterator[tuple[str, int, list[int]]]:

@@ -6,7 +6,8 @@ sort, the same messages (Kafka's `kafka.utils.json` decoder texts for a file of 
 It is general on purpose: `--generate` uses it today; `--execute`, `--verify` and `--cancel` (the
 reassignment issue) build on the same parsers and checks.
 
-Pure: text in, plain values out, typed errors; no files, no ZooKeeper.
+Pure — text in, plain values out, typed errors, no files — except `read_cluster`, the one thin read
+of ZooKeeper that `--generate` needs.
 """
 
 from __future__ import annotations
@@ -299,3 +300,146 @@ def _topic_partition_hash(tp: TopicPartition) -> int:
 def _scala_list(values: Sequence[object]) -> str:
     """Scala's `List(1, 2)` (Kafka decodes JSON arrays into immutable Seqs, i.e. Lists)."""
     return f"List({', '.join(map(str, values))})"
+
+
+# --- partition sizes -----------------------------------------------------------------------------
+
+
+def parse_partition_sizes_json(text: str) -> dict[tuple[str, int], int]:
+    """Bytes per partition, for planning by size. Two shapes are read:
+
+    * ours: `{"version":1,"partitions":[{"topic":"foo","partition":0,"size":1048576}, ...]}`;
+    * the output of `kafka-log-dirs.sh --describe` (`{"version":1,"brokers":[{"broker":0,"logDirs":
+      [{"logDir":"/data","error":null,"partitions":[{"partition":"foo-0","size":1048576,
+      "offsetLag":0,"isFuture":false}]}]}]}`): a partition's size is the largest of its replicas'
+      (future replicas of log-dir moves left out).
+
+    Raises AdminOperationError (not JSON), InvalidArgumentError (wrong shape, negative size).
+    """
+    if not text.strip():
+        raise AdminOperationError("The input string is not a valid JSON")
+    document = _object(_load(text))
+    _version(document)
+    sizes: dict[tuple[str, int], int] = {}
+    if "brokers" in document:
+        for broker in _array(document["brokers"]):
+            for log_dir in _array(_field(_object(broker), "logDirs")):
+                for entry in _array(_object(log_dir).get("partitions", [])):
+                    fields = _object(entry)
+                    if fields.get("isFuture") is True:
+                        continue
+                    name = _string(_field(fields, "partition"))
+                    topic, dash, number = name.rpartition("-")
+                    if not dash or not number.isdigit():
+                        raise InvalidArgumentError(f"Not a topic partition: {_node(name)}")
+                    key = (topic, int(number))
+                    sizes[key] = max(sizes.get(key, 0), _size(_field(fields, "size")))
+        return sizes
+    for entry in _array(_field(document, "partitions")):
+        fields = _object(entry)
+        key = (_string(_field(fields, "topic")), _int(_field(fields, "partition")))
+        if key in sizes:
+            raise InvalidArgumentError(f"Partition sizes contain duplicate topic partitions: {key[0]}-{key[1]}")
+        sizes[key] = _size(_field(fields, "size"))
+    return sizes
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"Expected a size in bytes (a non-negative integer), received {_node(value)}")
+    return value
+
+
+# --- what --generate reads from the cluster ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterView:
+    """The registered brokers (id -> rack or None) and the current replicas of the topics asked for."""
+
+    brokers: dict[int, str | None]
+    assignment: dict[tuple[str, int], list[int]]
+
+
+def read_cluster(zk: Any, topics: Sequence[str]) -> ClusterView:
+    """Brokers and the topics' assignments from ZooKeeper (pipelined reads). Unknown topics are left
+    out; `select_current` reports them. `zk` is a `cluster.zk.client.KafkaZkClient`."""
+    brokers = {b.broker_id: b.rack for b in zk.get_all_brokers()}
+    assignment = {
+        (topic, partition): list(replicas)
+        for topic, found in zk.get_topic_assignments(dict.fromkeys(topics)).items()
+        for partition, replicas in found.replicas.items()
+    }
+    return ClusterView(brokers, assignment)
+
+
+def assignment_from_entries(entries: Sequence[ReassignmentEntry]) -> dict[tuple[str, int], list[int]]:
+    """A current-assignment file (Kafka's reassignment JSON, as --generate prints it) as a plan input.
+
+    Raises InvalidArgumentError with Kafka's texts for duplicates and empty lists.
+    """
+    check_reassignment_entries(entries)
+    return {(e.partition.topic, e.partition.partition): list(e.replicas) for e in entries}
+
+
+def select_current(
+    assignment: Mapping[tuple[str, int], Sequence[int]], topics: Sequence[str]
+) -> dict[tuple[str, int], list[int]]:
+    """The partitions of `topics` (in file order); a topic with no partition is Kafka's
+    `Topic <t> not found.` (the AdminClient path; the ZooKeeper path silently leaves it out).
+
+    Raises InvalidArgumentError.
+    """
+    by_topic: dict[str, list[tuple[int, Sequence[int]]]] = {}
+    for (topic, partition), replicas in assignment.items():
+        by_topic.setdefault(topic, []).append((partition, replicas))
+    for topic in topics:
+        if topic not in by_topic:
+            raise InvalidArgumentError(f"Topic {topic} not found.")
+    return {(t, p): list(r) for t in topics for p, r in sorted(by_topic[t])}
+
+
+def target_brokers(
+    broker_list: Sequence[int],
+    registered: Mapping[int, str | None] | None,
+    rack_aware: bool,
+    racks: Mapping[int, str] | None = None,
+) -> dict[int, str | None]:
+    """The target brokers and their racks (None: rack-unaware), sorted by id.
+
+    With a cluster (`registered` given): every listed broker must be registered (Kafka silently drops
+    unknown ids, which then plans onto fewer brokers than asked) and racks come from the
+    registrations; without one (offline planning), from `racks`. Rack-aware with some but not all
+    target brokers on a rack is Kafka's `Not all brokers have rack information...`.
+
+    Raises InvalidArgumentError, AdminOperationError.
+    """
+    if registered is not None:
+        unknown = [b for b in broker_list if b not in registered]
+        if unknown:
+            raise InvalidArgumentError(
+                f"The broker list contains brokers that are not registered: {','.join(map(str, unknown))}"
+            )
+        racks = {b: r for b in broker_list if (r := registered[b]) is not None}
+    chosen = {b: (racks or {}).get(b) if rack_aware else None for b in sorted(broker_list)}
+    with_rack = sum(r is not None for r in chosen.values())
+    if with_rack and with_rack != len(chosen):
+        raise AdminOperationError(
+            "Not all brokers have rack information. Add --disable-rack-aware in command line "
+            "to make replica assignment without rack information."
+        )
+    return chosen
+
+
+def parse_broker_racks(text: str) -> dict[int, str]:
+    """`--broker-racks 0:rack-a,1:rack-b` (offline planning: racks that ZooKeeper would have told).
+
+    Raises InvalidArgumentError.
+    """
+    racks: dict[int, str] = {}
+    for item in text.split(","):
+        broker, colon, rack = item.partition(":")
+        if not colon or not rack:
+            raise InvalidArgumentError(f'Invalid --broker-racks entry "{item}": expected <broker id>:<rack>')
+        racks[_java_parse_int(broker)] = rack
+    return racks

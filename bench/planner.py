@@ -109,9 +109,9 @@ def main() -> None:
     spark = None
     if args.spark:
         from kafkaops.spark.planner_job import plan_on_spark
-        from kafkaops.spark.session import spark_session
+        from kafkaops.spark.session import build_session
 
-        spark = spark_session()
+        spark = build_session(master="local[*]").spark
     print(
         "| scenario | strategy | partitions | replicas moved | lower bound | moved / bound | replica spread "
         "| leader spread | worst topic spread | rack violations | leader changes | seconds |"

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kafkaops.cli import cluster, configs, state_change_log_merger, topics
+from kafkaops.cli import cluster, configs, reassign_partitions, state_change_log_merger, topics
 
 app = typer.Typer(
     name="kafkaops",
@@ -38,6 +38,7 @@ def _main(
 app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
 app.command("configs")(configs.configs_command)
 app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
+app.command("reassign-partitions")(reassign_partitions.reassign_partitions_command)
 app.add_typer(cluster.app, name="cluster")
 
 
