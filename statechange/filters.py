@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError
+from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError, UsageError
 from kafkaops.statechange import patterns
 from kafkaops.statechange.parse import (
     ORPHAN_KEY,
@@ -31,6 +31,8 @@ from kafkaops.statechange.parse import (
     parse_first_line,
     partitions_in,
 )
+
+PARTITIONS_NEED_TOPIC = 'The option "[topic]" needs to be provided an argument when specifying partition ids'
 
 KAFKA_DEFAULT_START = "0000-00-00 00:00:00,000"
 KAFKA_DEFAULT_END = "9999-12-31 23:59:59,999"
@@ -60,6 +62,32 @@ class EntryFilter:
     @property
     def is_empty(self) -> bool:
         return not self.needs_fields and self.start is None and self.end is None
+
+
+def filter_from_options(
+    topic: str | None = None,
+    partitions: str | None = None,
+    start_time: str = KAFKA_DEFAULT_START,
+    end_time: str = KAFKA_DEFAULT_END,
+    broker: str | None = None,
+    controller_epoch: str | None = None,
+    level: str | None = None,
+) -> EntryFilter:
+    """The filter from the command-line options, checked in Kafka's order (the CLI and the spark-submit
+    entry share it). Raises UsageError (Kafka prints the usage after it) or InvalidArgumentError."""
+    if partitions is not None and topic is None:
+        raise UsageError(PARTITIONS_NEED_TOPIC)
+    return EntryFilter(
+        topic=check_topic(topic) if topic is not None else None,
+        partitions=parse_partitions(partitions) if partitions is not None else frozenset(),
+        start=parse_time(start_time, "--start-time"),
+        end=parse_time(end_time, "--end-time"),
+        brokers=parse_ids(broker, "--broker") if broker is not None else frozenset(),
+        controller_epochs=(
+            parse_ids(controller_epoch, "--controller-epoch") if controller_epoch is not None else frozenset()
+        ),
+        levels=parse_levels(level) if level is not None else frozenset(),
+    )
 
 
 def parse_partitions(value: str) -> frozenset[int]:

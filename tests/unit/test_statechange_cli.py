@@ -8,9 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kafkaops.cli.app import app
-from kafkaops.cli.state_change_log_merger import DESCRIPTION, EXACTLY_ONE_INPUT, PARTITIONS_NEED_TOPIC
 from typer.testing import CliRunner
+
+from kafkaops.cli.app import app
+from kafkaops.cli.state_change_log_merger import DESCRIPTION, EXACTLY_ONE_INPUT
+from kafkaops.statechange.filters import PARTITIONS_NEED_TOPIC
 
 LOGS = "/work/shared/kafka-logs"
 V082 = f"{LOGS}/kafka-0.8.2.1_jihochoi-bench_broker0.state-change.log.2016-09-14-13.log"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError
 from kafkaops.cluster.state_change_log import BrokerLog, ControllerLog, Level, StateChangeLogFile
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition

@@ -7,6 +7,7 @@ import os
 from datetime import datetime
 
 import pytest
+
 from kafkaops.cluster.state_change_log import BrokerLog, ControllerLog, ErrorTrace, LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from kafkaops.statechange import patterns
