@@ -1,15 +1,19 @@
-"""`kafkaops cluster demo`: the README's main job — a local cluster and a walk through the tools.
+"""`kafkaops cluster demo`: the README's main job — a local 3-broker cluster and a walk through the tools.
 
-Each step runs the real `kafkaops` executable against the local ZooKeeper and prints the command
-and its output, exactly as an operator would see them.
+Each step runs the real `kafkaops` executable and prints the command and its output, exactly as an
+operator would see them: topics coming online, a broker killed and its leaderships moving, the
+broker's return, configs, deletion.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -17,88 +21,116 @@ import typer
 
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.output import kafka_errors
-from kafkaops.cluster.local.standin import register_standin_brokers
-from kafkaops.cluster.local.zookeeper import LocalZooKeeper, four_letter_word, free_port
+from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import TopicPartition
 
-CHROOT = "/kafkaops-demo"
 RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c"}
-
-STEPS: list[list[str]] = [
-    ["topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3"],
-    [
-        "topics",
-        "--create",
-        "--topic",
-        "payments",
-        "--replica-assignment",
-        "0:1,1:2,2:0",
-        "--config",
-        "retention.ms=86400000",
-    ],
-    ["topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1"],
-    ["topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4"],
-    ["topics", "--list"],
-    ["topics", "--describe", "--topic", "orders|payments"],
-    ["topics", "--alter", "--topic", "orders", "--partitions", "8"],
-    ["configs", "--alter", "--topic", "orders", "--add-config", "retention.ms=3600000,cleanup.policy=[compact,delete]"],
-    [
-        "configs",
-        "--alter",
-        "--entity-type",
-        "brokers",
-        "--entity-default",
-        "--add-config",
-        "follower.replication.throttled.rate=10485760",
-    ],
-    ["configs", "--describe", "--entity-type", "topics"],
-    ["configs", "--describe", "--entity-type", "brokers"],
-    ["topics", "--describe", "--topics-with-overrides"],
-    ["topics", "--delete", "--topic", "payments"],
-    ["topics", "--list", "--output", "json"],
-]
+BROKER_OVERRIDES = {"zookeeper.session.timeout.ms": 6000, "controlled.shutdown.retry.backoff.ms": 500}
 
 
 def demo_command(
-    state: Annotated[Path | None, typer.Option("--state-dir", help="Where the local ZooKeeper keeps its data.")] = None,
-    keep_running: Annotated[bool, typer.Option("--keep-running", help="Leave ZooKeeper running afterwards.")] = False,
+    state: Annotated[Path | None, typer.Option("--state-dir", help="Where the demo cluster keeps its data.")] = None,
+    keep_running: Annotated[bool, typer.Option("--keep-running", help="Leave the cluster running afterwards.")] = False,
 ) -> None:
-    """Start a local ZooKeeper, register three brokers and walk through topics and configs."""
-    run_demo(state_dir(state), keep_running)
+    """Start ZooKeeper and three brokers, then walk through topics, failures and configs."""
+    run_demo(state_dir(state) / "demo", keep_running)
 
 
 @kafka_errors()
 def run_demo(state: Path, keep_running: bool) -> None:
-    zk_server = LocalZooKeeper.from_state_dir(state)
-    if zk_server.pid() is None and four_letter_word(zk_server.host, zk_server.port, "ruok", 0.5) is not None:
-        zk_server.port = free_port()  # someone else's ZooKeeper holds the port
-    started = zk_server.start()
-    say(
-        f"ZooKeeper {'started' if started else 'already running'} at {zk_server.connect_string} (data: {zk_server.home})"
-    )
-    connect = zk_server.connect_string + CHROOT
+    cluster = LocalCluster(state)
+    if cluster.config_file.exists():
+        cluster.down()
+    shutil.rmtree(state, ignore_errors=True)  # every demo starts from an empty cluster
+    say(f"$ kafkaops cluster up --brokers 3   (state dir {state})")
+    cluster.up(brokers=3, broker_overrides=BROKER_OVERRIDES, racks=RACKS)
+    env = {**os.environ, "KAFKAOPS_STATE_DIR": str(state), "KAFKAOPS_ZOOKEEPER": cluster.zookeeper_connect}
+    env.pop("KAFKAOPS_CONFIG", None)
     try:
-        with KafkaZkClient(zk_server.connect_string) as root:
-            root.kazoo.delete(CHROOT, recursive=True)  # start every demo from an empty chroot
-        with KafkaZkClient(connect) as brokers_session:
-            # Stand-in registrations (ephemeral, Kafka 2.8's JSON) until the Python brokers land.
-            register_standin_brokers(brokers_session, list(RACKS), RACKS)
-            say(f"Registered brokers {', '.join(map(str, RACKS))} in racks {', '.join(RACKS.values())} under {connect}")
-            env = {**os.environ, "KAFKAOPS_ZOOKEEPER": connect}
-            for step in STEPS:
-                say("$ kafkaops " + shlex.join(step))
-                completed = subprocess.run(
-                    [sys.executable, "-m", "kafkaops.cli", *step], env=env, capture_output=True, text=True, check=False
-                )
-                sys.stdout.write(completed.stdout)
-                sys.stdout.write(completed.stderr)
-                if completed.returncode:
-                    say(f"(exit code {completed.returncode})")
-                sys.stdout.write("\n")
+        with KafkaZkClient(cluster.zookeeper_connect) as zk:
+
+            def online(topic: str, partitions: int, without: int | None = None) -> bool:
+                found = zk.get_partition_states(TopicPartition(topic, p) for p in range(partitions))
+                return all(s is not None and s.leader_and_isr.leader not in (-1, without) for s in found.values())
+
+            step(env, "cluster", "status")
+            step(env, "topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3")
+            step(
+                env,
+                "topics",
+                "--create",
+                "--topic",
+                "payments",
+                "--replica-assignment",
+                "0:1,1:2,2:0",
+                "--config",
+                "retention.ms=86400000",
+            )
+            step(env, "topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1")
+            step(env, "topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4")
+            wait(lambda: online("orders", 6) and online("payments", 3), "the controller brings the partitions online")
+            step(env, "topics", "--describe")
+            step(env, "cluster", "stop-broker", "1", "--hard")
+            wait(
+                lambda: online("orders", 6, without=1) and online("payments", 3, without=1),
+                "broker 1's session expires; the controller moves its leaderships to in-sync replicas",
+                30,
+            )
+            step(env, "topics", "--describe", "--topic", "orders")
+            step(env, "topics", "--describe", "--under-replicated-partitions")
+            step(env, "cluster", "start-broker", "1")
+            step(env, "cluster", "status")
+            step(
+                env,
+                "configs",
+                "--alter",
+                "--topic",
+                "orders",
+                "--add-config",
+                "retention.ms=3600000,cleanup.policy=[compact,delete]",
+            )
+            step(
+                env,
+                "configs",
+                "--alter",
+                "--entity-type",
+                "brokers",
+                "--entity-default",
+                "--add-config",
+                "follower.replication.throttled.rate=10485760",
+            )
+            step(env, "configs", "--describe", "--entity-type", "topics")
+            step(env, "topics", "--describe", "--topics-with-overrides")
+            step(env, "topics", "--delete", "--topic", "payments")
+            wait(lambda: not zk.exists("/brokers/topics/payments"), "the controller deletes the topic's replicas")
+            step(env, "topics", "--list", "--output", "json")
     finally:
-        if not keep_running and started:
-            zk_server.stop()
-            say(f"ZooKeeper stopped (start it with: kafkaops cluster zookeeper start --port {zk_server.port})")
+        if not keep_running:
+            step(env, "cluster", "down")
+
+
+def step(env: dict[str, str], *args: str) -> None:
+    say("$ kafkaops " + shlex.join(args))
+    completed = subprocess.run(
+        [sys.executable, "-m", "kafkaops.cli", *args], env=env, capture_output=True, text=True, check=False
+    )
+    sys.stdout.write(completed.stdout)
+    sys.stdout.write(completed.stderr)
+    if completed.returncode:
+        say(f"(exit code {completed.returncode})")
+    sys.stdout.write("\n")
+
+
+def wait(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
+    say(f"... waiting: {what}")
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > timeout_s:
+            say(f"... still not done after {timeout_s:.0f}s")
+            return
+        time.sleep(0.2)
+    say(f"... done in {time.monotonic() - started:.1f}s\n")
 
 
 def say(line: str) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 
 KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
@@ -59,14 +60,20 @@ def test_local_zookeeper_lifecycle(tmp_path):
 
 
 def test_demo_runs_end_to_end(tmp_path):
-    server = LocalZooKeeper(tmp_path / "state", free_port())
-    server.start()
-    try:
-        demo = run("cluster", "demo", "--state-dir", str(tmp_path / "state"), env={"PATH": "/usr/bin:/bin"})
-        assert demo.returncode == 0, demo.stderr
-        assert "Created topic orders." in demo.stdout
-        assert "Completed updating config for entity: default brokers." in demo.stdout
-        assert "Topic payments is marked for deletion." in demo.stdout
-        assert server.is_serving()  # the demo leaves a ZooKeeper it did not start alone
-    finally:
-        server.stop()
+    """The README's main job: a 3-broker cluster, a broker killed and back, configs, deletion."""
+    demo = run("cluster", "demo", "--state-dir", str(tmp_path / "state"), env={"PATH": "/usr/bin:/bin"})
+    assert demo.returncode == 0, demo.stderr
+    for expected in (
+        "Created topic orders.",
+        "Broker 1 stopped",
+        "... done in",
+        "Broker 1 running (pid ",
+        "Completed updating config for entity: default brokers.",
+        "Topic payments is marked for deletion.",
+        "Cluster stopped",
+    ):
+        assert expected in demo.stdout
+    assert "still not done" not in demo.stdout
+    local = LocalCluster(tmp_path / "state" / "demo")
+    assert all(local.broker_pid(b) is None for b in (0, 1, 2))
+    assert LocalZooKeeper.from_state_dir(tmp_path / "state" / "demo").pid() is None
