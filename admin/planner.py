@@ -32,10 +32,11 @@ which is why they are separate functions over picklable values):
    keeping the current leader wherever the counts allow.
 5. `fix_leaders` — cluster-wide leader repair over the few topics whose counts could not be met.
 
-The lower bound reported next to the moves is forced moves + max(cluster bound, per-topic bound),
-where the cluster bound is Σ over brokers of max(0, kept - target) with the +1 targets given to the
-brokers already holding the most, and the per-topic bound the same per topic: no plan meeting (c)
-moves fewer replicas (given which replica of a rack-violating partition is dropped).
+The lower bound reported next to the moves is the replicas on brokers that are not targets, plus
+the largest of: the rack-breaking replicas; Σ over brokers of max(0, held - target) with the +1
+targets given to the brokers already holding most (cluster); the same per topic; and both at once
+(every +1 that could keep a replica in place, bounded per topic and per broker). No plan that meets
+(a)-(c) moves fewer replicas.
 
 Everything is deterministic for a given seed: ties are broken by `random.Random(seed)` (per topic
 `random.Random(f"{seed}/{topic}")`), and nothing depends on the order Spark delivers rows in.
@@ -65,6 +66,8 @@ from kafkaops.cluster.errors import (
 __all__ = [
     "Key",
     "batch_figures",
+    "collect_stats",
+    "dropped_for_racks",
     "Layout",
     "LowerBound",
     "PlanReport",
@@ -249,6 +252,12 @@ def normalize_partition(replicas: Sequence[int], layout: Layout) -> tuple[list[i
     return slots, slots[0]
 
 
+def dropped_for_racks(replicas: Sequence[int], slots: Sequence[int], layout: Layout) -> list[int]:
+    """The target brokers (indices) whose replica `normalize_partition` dropped for the rack rule."""
+    index = layout.index
+    return [index[b] for b, s in zip(replicas, slots, strict=True) if s < 0 and b in index]
+
+
 # --- phase 2: per-topic statistics ---------------------------------------------------------------
 
 
@@ -263,8 +272,12 @@ class TopicStats:
     forced: int = 0  # replicas that must move whatever the plan (HOLE slots)
     kept: dict[int, int] = dataclasses.field(default_factory=dict)  # broker -> replicas kept there
     leaders: dict[int, int] = dataclasses.field(default_factory=dict)  # broker -> kept leaders
+    dropped: dict[int, int] = dataclasses.field(default_factory=dict)  # broker -> HOLEs for the rack rule
 
-    def add(self, slots: Sequence[int], leader: int, num_racks: int) -> None:
+    def add(self, slots: Sequence[int], leader: int, num_racks: int, dropped: Sequence[int] = ()) -> None:
+        """Count one partition; `dropped` are the target brokers whose replica broke the rack rule."""
+        for b in dropped:
+            self.dropped[b] = self.dropped.get(b, 0) + 1
         rf = len(slots)
         self.partitions += 1
         self.replicas += rf
@@ -289,7 +302,10 @@ class TopicStats:
             self.forced + other.forced,
             dict(self.kept),
             dict(self.leaders),
+            dict(self.dropped),
         )
+        for b, c in other.dropped.items():
+            merged.dropped[b] = merged.dropped.get(b, 0) + c
         for b, c in other.kept.items():
             merged.kept[b] = merged.kept.get(b, 0) + c
         for b, c in other.leaders.items():
@@ -381,14 +397,16 @@ def _top(
 class LowerBound:
     """No plan that meets the balance goal moves fewer replicas than `total`."""
 
-    forced: int  # replicas on brokers that are not targets or breaking the rack rule
-    cluster: int  # Σ over brokers of max(0, kept - cluster target)
-    per_topic: int  # Σ over topics and brokers of max(0, kept - topic target)
-    combined: int = 0  # both at once: Σ max(0, kept - per-topic floor) - most +1s that can keep a replica
+    forced: int  # replicas on brokers that are not targets
+    cluster: int  # Σ over brokers of max(0, held - cluster target)
+    per_topic: int  # Σ over topics and brokers of max(0, held - topic target)
+    combined: int = 0  # both at once: Σ max(0, held - per-topic floor) - most +1s that can keep a replica
+    rack: int = 0  # second replicas in a rack that must not hold two: one of them moves
 
     @property
     def total(self) -> int:
-        return self.forced + max(self.cluster, self.per_topic, self.combined)
+        # "held" counts a rack-breaking replica as held: moving its partner instead is one move too
+        return self.forced + max(self.rack, self.cluster, self.per_topic, self.combined)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -420,12 +438,19 @@ class _Optional:
 
 
 def _bounded_fill(
-    total: int, low: Sequence[int], high: Sequence[int], weight: Sequence[int], order: Sequence[int]
+    total: int,
+    low: Sequence[int],
+    high: Sequence[int],
+    weight: Sequence[int],
+    order: Sequence[int],
+    reserve: Sequence[tuple[Sequence[int], int]] = (),
 ) -> tuple[list[int], _Optional]:
     """Split `total` over brokers as evenly as each broker's [low, high] allows.
 
     The largest level q with Σ clamp(q, low, high) <= total; the remainder goes, one each, to brokers
     that can rise from q to q + 1, those with the highest `weight` first (ties in the seeded `order`).
+    `reserve` lists (brokers, room above `low` they need together): a rack whose topics must place
+    that many +1s inside it gets its remainder first.
     """
     n = len(low)
 
@@ -441,7 +466,15 @@ def _bounded_fill(
             b = mid - 1
     target = [min(max(a, lo), hi) for lo, hi in zip(low, high, strict=True)]
     candidates = {x for x in range(n) if low[x] <= a < high[x]}
-    holders = _top(sorted(candidates), total - sum(target), weight, order)
+    rest = total - sum(target)
+    holders: set[int] = set()
+    for members, needed in reserve:
+        deficit = needed - sum(target[x] - low[x] for x in members)
+        if deficit > 0 and rest > 0:
+            chosen = _top(sorted(x for x in members if x in candidates), min(deficit, rest), weight, order)
+            holders |= chosen
+            rest -= len(chosen)
+    holders |= _top(sorted(candidates - holders), rest, weight, order)
     for x in holders:
         target[x] += 1
     return target, _Optional(set(holders), candidates, a)
@@ -475,11 +508,21 @@ def _replica_counts(stats: Mapping[str, TopicStats], layout: Layout, order: Sequ
     # the second's demand.
     node_side = 0
     wanted = [0] * n
+    rack_index = {members: r for r, members in enumerate(racks)}
+    rack_extras: dict[int, int] = {}  # +1s of topics whose share of a rack is fixed, by rack
+    held_total = [0] * n  # kept, plus the replicas dropped for the rack rule (for the bound)
     for t in sorted(stats):
         s = stats[t]
         total += s.replicas
         for b, c in s.kept.items():
             kept[b] += c
+            held_total[b] += c
+        held_of = s.kept
+        if s.dropped:
+            held_of = dict(s.kept)
+            for b, c in s.dropped.items():
+                held_of[b] = held_of.get(b, 0) + c
+                held_total[b] += c
         groups[t] = _water_fill(s.replicas, racks, s.rack_low, s.rack_high)
         for g in groups[t]:
             if g.base:
@@ -491,25 +534,32 @@ def _replica_counts(stats: Mapping[str, TopicStats], layout: Layout, order: Sequ
                 else:
                     for b in g.members:
                         extra_some[b] += 1
-            held = sorted((s.kept.get(b, 0) for b in g.members), reverse=True)
+                    if layout.num_racks > 1 and g.members in rack_index:  # a rack's share, fixed
+                        rack_extras[rack_index[g.members]] = rack_extras.get(rack_index[g.members], 0) + g.extras
+            held = sorted((held_of.get(b, 0) for b in g.members), reverse=True)
             per_topic += sum(max(0, h - g.base - (i < g.extras)) for i, h in enumerate(held) if h)
             above_floor += sum(h - g.base for h in held if h > g.base)
             if g.extras:
-                keeping = [b for b in g.members if s.kept.get(b, 0) > g.base] if len(held) else []
+                keeping = [b for b in g.members if held_of.get(b, 0) > g.base]
                 node_side += min(g.extras, len(keeping))
                 for b in keeping:
                     wanted[b] += 1
     high = [lo + extra_everywhere + extra for lo, extra in zip(low, extra_some, strict=True)]
-    cluster, optional = _bounded_fill(total, low, high, kept, order)
+    reserve = [(members, rack_extras[r]) for r, members in enumerate(racks) if rack_extras.get(r)]
+    cluster, optional = _bounded_fill(total, low, high, kept, order, reserve)
     most = [
         (optional.level + 1 if b in optional.candidates else cluster[b]) - low[b] for b in range(n)
     ]  # the most +1s broker b can take, whichever brokers carry the cluster's +1s
     broker_side = sum(min(w, m) for w, m in zip(wanted, most, strict=True))
+    rack = sum(c for s in stats.values() for c in s.dropped.values())
+    # the cluster bound with the +1s where the most replicas are held (not where the plan puts them)
+    held_cluster = cluster if not rack else _bounded_fill(total, low, high, held_total, order, reserve)[0]
     bound = LowerBound(
-        sum(s.forced for s in stats.values()),
-        sum(max(0, k - t) for k, t in zip(kept, cluster, strict=True)),
+        sum(s.forced for s in stats.values()) - rack,
+        sum(max(0, k - t) for k, t in zip(held_total, held_cluster, strict=True)),
         per_topic,
         max(0, above_floor - min(node_side, broker_side)),
+        rack,
     )
     return _ReplicaCounts(groups, cluster, optional, kept, bound)
 
@@ -525,16 +575,63 @@ def lower_bound(stats: Mapping[str, TopicStats], layout: Layout) -> LowerBound:
 @dataclasses.dataclass
 class _Node:
     """One topic (group) asking for `demand` +1s among `eligible` brokers (None: all brokers),
-    preferring `preferred` (a +1 there keeps a replica or a leader in place)."""
+    preferring `preferred` (a +1 there keeps a replica or a leader in place). `rack_room` caps the
+    +1s per rack (None: no cap), where a small topic's partitions could not host more."""
 
     topic: str
     eligible: frozenset[int] | None
     demand: int
     preferred: list[int]
+    rack_room: dict[int, int] | None = None
+
+
+class _Choices:
+    """Which brokers every node has taken, and the one rule for what a node may take."""
+
+    def __init__(self, nodes: list[_Node], budget: list[int], rack_of: Sequence[int]) -> None:
+        self.nodes = nodes
+        self.budget = budget
+        self.rack_of = rack_of
+        self.chosen: list[list[int]] = [[] for _ in nodes]
+        self.used: list[set[int]] = [set() for _ in nodes]
+        self.in_rack: list[dict[int, int]] = [{} for _ in nodes]
+        self.need = [node.demand for node in nodes]
+
+    def allowed(self, i: int, b: int, leaving: int = HOLE) -> bool:
+        """May node i take broker b (giving up `leaving` at the same time)? Budget aside."""
+        node = self.nodes[i]
+        if b in self.used[i] or (node.eligible is not None and b not in node.eligible):
+            return False
+        room = node.rack_room
+        if room is None:
+            return True
+        r = self.rack_of[b]
+        taken = self.in_rack[i].get(r, 0) - (leaving >= 0 and self.rack_of[leaving] == r)
+        return taken < room.get(r, 0)
+
+    def take(self, i: int, b: int) -> None:
+        self.chosen[i].append(b)
+        self.used[i].add(b)
+        self.in_rack[i][self.rack_of[b]] = self.in_rack[i].get(self.rack_of[b], 0) + 1
+        self.budget[b] -= 1
+        self.need[i] -= 1
+
+    def swap(self, i: int, old: int, new: int) -> None:
+        """Node i holds `new` instead of `old` (budgets are the caller's business)."""
+        self.chosen[i][self.chosen[i].index(old)] = new
+        self.used[i].discard(old)
+        self.used[i].add(new)
+        rack = self.in_rack[i]
+        rack[self.rack_of[old]] -= 1
+        rack[self.rack_of[new]] = rack.get(self.rack_of[new], 0) + 1
 
 
 def _assign_extras(
-    nodes: list[_Node], budget: list[int], rng: random.Random, optional: _Optional | None = None
+    nodes: list[_Node],
+    budget: list[int],
+    rng: random.Random,
+    optional: _Optional | None = None,
+    rack_of: Sequence[int] | None = None,
 ) -> tuple[list[list[int]], set[int]]:
     """Give every node `demand` distinct eligible brokers, each broker taking `budget[b]` in all.
 
@@ -547,18 +644,11 @@ def _assign_extras(
     Then `_improve` trades +1s on brokers a node does not prefer for ones it does.
 
     `optional` (mutated) lets the improvement move the cluster's +1s between candidate brokers;
-    `budget` is adjusted to match.
+    `budget` is adjusted to match. `rack_of` is needed when a node has a `rack_room`.
     """
     n = len(budget)
-    chosen: list[list[int]] = [[] for _ in nodes]
-    used: list[set[int]] = [set() for _ in nodes]
-    need = [node.demand for node in nodes]
-
-    def take(i: int, b: int) -> None:
-        chosen[i].append(b)
-        used[i].add(b)
-        budget[b] -= 1
-        need[i] -= 1
+    state = _Choices(nodes, budget, rack_of if rack_of is not None else [0] * n)
+    need, allowed, take = state.need, state.allowed, state.take
 
     # (A) preferred brokers
     wanted = [0] * n
@@ -572,7 +662,7 @@ def _assign_extras(
         for b in node.preferred:
             if not need[i]:
                 break
-            if wanted[b] <= initial[b]:  # enough budget for every node that prefers b: no contest
+            if wanted[b] <= initial[b] and allowed(i, b):  # enough budget for every node preferring b
                 take(i, b)
             elif budget[b] > 0:
                 rest.append(b)
@@ -585,7 +675,7 @@ def _assign_extras(
         i = queue.popleft()
         cands = contended[i]
         j = cursor[i]
-        while j < len(cands) and (budget[cands[j]] <= 0 or cands[j] in used[i]):
+        while j < len(cands) and (budget[cands[j]] <= 0 or not allowed(i, cands[j])):
             j += 1
         if j < len(cands):
             take(i, cands[j])
@@ -597,17 +687,23 @@ def _assign_extras(
     # (B) the rest: constrained nodes first (fewest spare choices), then a budget-spread sequence
     short: list[int] = []
     restricted = sorted(
-        (i for i in range(len(nodes)) if need[i] and nodes[i].eligible is not None),
-        key=lambda i: (len(nodes[i].eligible or ()) - need[i], i),
+        (i for i in range(len(nodes)) if need[i] and (nodes[i].eligible is not None or nodes[i].rack_room)),
+        key=lambda i: (len(nodes[i].eligible or range(n)) - need[i], i),
     )
     for i in restricted:
-        eligible = nodes[i].eligible or frozenset()
-        options = [b for b in eligible if b not in used[i] and budget[b] > 0]
-        for b in heapq.nsmallest(need[i], options, key=lambda b: (-budget[b], b)):
-            take(i, b)
+        eligible = nodes[i].eligible
+        options = sorted(
+            (b for b in (eligible if eligible is not None else range(n)) if budget[b] > 0),
+            key=lambda b: (-budget[b], b),
+        )
+        for b in options:
+            if not need[i]:
+                break
+            if allowed(i, b):
+                take(i, b)
         if need[i]:
             short.append(i)
-    open_nodes = [i for i in range(len(nodes)) if need[i] and nodes[i].eligible is None]
+    open_nodes = [i for i in range(len(nodes)) if need[i] and nodes[i].eligible is None and not nodes[i].rack_room]
     if open_nodes:
         perm = list(range(n))
         rng.shuffle(perm)
@@ -617,7 +713,7 @@ def _assign_extras(
         for i in open_nodes:
             kept_aside = []
             for b in skipped:
-                if need[i] and budget[b] > 0 and b not in used[i]:
+                if need[i] and budget[b] > 0 and allowed(i, b):
                     take(i, b)
                 elif budget[b] > 0:
                     kept_aside.append(b)
@@ -626,37 +722,34 @@ def _assign_extras(
                 b = sequence.popleft()
                 if budget[b] <= 0:
                     continue
-                if b in used[i]:
-                    skipped.append(b)
-                else:
+                if allowed(i, b):
                     take(i, b)
+                else:
+                    skipped.append(b)
             if need[i]:
                 short.append(i)
 
-    # (C) exchanges, then over-budget as a last resort
+    # (C) exchanges, then over-budget as a last resort (rack caps too, if nothing else is left)
     violated: set[int] = set()
     for i in short:
-        while need[i]:
-            if not _exchange(i, nodes, chosen, used, budget, n):
-                break
-            need[i] -= 1
+        while need[i] and _exchange(i, state):
+            pass
         if need[i]:
             eligible = nodes[i].eligible
-            options = [b for b in (eligible if eligible is not None else range(n)) if b not in used[i]]
-            for b in heapq.nsmallest(need[i], options, key=lambda b: (-budget[b], b)):
+            pool = [b for b in (eligible if eligible is not None else range(n)) if b not in state.used[i]]
+            pool.sort(key=lambda b: (not allowed(i, b), -budget[b], b))
+            for b in pool[: need[i]]:
                 take(i, b)
             violated.add(i)
-    _improve(nodes, chosen, used, budget, optional)
-    return chosen, violated
+    _improve(state, optional)
+    return state.chosen, violated
 
 
 _IMPROVE_WORK = 400_000
 """Bound on the candidate checks of the local search, so that it stays linear at scale."""
 
 
-def _improve(
-    nodes: list[_Node], chosen: list[list[int]], used: list[set[int]], budget: list[int], optional: _Optional | None
-) -> None:
+def _improve(state: _Choices, optional: _Optional | None) -> None:
     """Local search on the +1s: node i swaps a broker c it does not prefer for a preferred broker p.
 
     Broker p then holds one +1 too many. That is resolved (depth-first, at most three steps) by p's
@@ -665,6 +758,7 @@ def _improve(
     may push the surplus on. A chain is applied only if it keeps more replicas (or leaders) in place
     in all; every count stays within its bounds. Repeats while anything improves, within a budget.
     """
+    nodes, chosen, used, budget = state.nodes, state.chosen, state.used, state.budget
     prefs = [set(node.preferred) for node in nodes]
     users: dict[int, dict[int, None]] = defaultdict(dict)  # broker -> nodes holding a +1 there
     for i, picks in enumerate(chosen):
@@ -672,14 +766,8 @@ def _improve(
             users[b][i] = None
     work = 0
 
-    def eligible(m: int, b: int) -> bool:
-        e = nodes[m].eligible
-        return e is None or b in e
-
     def move(m: int, old: int, new: int) -> None:
-        chosen[m][chosen[m].index(old)] = new
-        used[m].discard(old)
-        used[m].add(new)
+        state.swap(m, old, new)
         del users[old][m]
         users[new][m] = None
 
@@ -709,11 +797,11 @@ def _improve(
             if m in moved:  # each node moves at most once in a chain, so the chain stays consistent
                 continue
             w_old = y in prefs[m]
-            if c not in used[m] and eligible(m, c) and gain - w_old + (c in prefs[m]) > 0:
+            if state.allowed(m, c, leaving=y) and gain - w_old + (c in prefs[m]) > 0:
                 return [*trail, ("move", m, y, c)]
             if depth < 3:
                 for z in nodes[m].preferred:
-                    if z in used[m] or z == y or any(z in step[2:] for step in trail):
+                    if z == y or any(z in step[2:] for step in trail) or not state.allowed(m, z, leaving=y):
                         continue
                     work += 1
                     found = resolve(z, c, gain - w_old + 1, depth + 1, [*trail, ("move", m, y, z)])
@@ -729,9 +817,10 @@ def _improve(
             for p in node.preferred:
                 if p in used[i]:
                     continue
-                soft = [c for c in chosen[i] if c not in prefs[i]]
                 steps = None
-                for c in soft:
+                for c in [c for c in chosen[i] if c not in prefs[i]]:
+                    if not state.allowed(i, p, leaving=c):
+                        continue
                     steps = resolve(p, c, 1, 0, [("move", i, c, p)])
                     if steps:
                         break
@@ -751,28 +840,20 @@ def _improve(
             break
 
 
-def _exchange(
-    i: int, nodes: list[_Node], chosen: list[list[int]], used: list[set[int]], budget: list[int], n: int
-) -> bool:
-    """Node i needs one more broker but every broker with budget left is used by it or ineligible:
-    find a node m holding a broker b that i may take, and let m take a spare broker c instead."""
-
-    def eligible(node: _Node, b: int) -> bool:
-        return node.eligible is None or b in node.eligible
-
-    spare = [c for c in range(n) if budget[c] > 0]
-    for c in spare:
-        for m, node in enumerate(nodes):
-            if m == i or c in used[m] or not eligible(node, c):
+def _exchange(i: int, state: _Choices) -> bool:
+    """Node i needs one more broker but every broker with budget left is one it may not take: find a
+    node m holding a broker b that i may take, and let m take a spare broker c instead."""
+    budget, chosen = state.budget, state.chosen
+    for c in [c for c in range(len(budget)) if budget[c] > 0]:
+        for m in range(len(state.nodes)):
+            if m == i:
                 continue
-            for k, b in enumerate(chosen[m]):
-                if b not in used[i] and eligible(nodes[i], b):
-                    chosen[m][k] = c
-                    used[m].discard(b)
-                    used[m].add(c)
+            for b in list(chosen[m]):
+                if state.allowed(i, b) and state.allowed(m, c, leaving=b):
+                    state.swap(m, b, c)
                     budget[c] -= 1
-                    chosen[i].append(b)
-                    used[i].add(b)
+                    budget[b] += 1
+                    state.take(i, b)
                     return True
     return False
 
@@ -806,9 +887,10 @@ def solve_targets(stats: Mapping[str, TopicStats], layout: Layout, seed: int = 0
                 members = frozenset(g.members) if len(g.members) < n else everyone
                 preferred = [b for b, c in s.kept.items() if c > g.base and b in members]
                 preferred.sort(key=lambda b: order[b])
-                nodes.append(_Node(t, None if members is everyone else members, g.extras, preferred))
+                room = _rack_room(g, s, layout)
+                nodes.append(_Node(t, None if members is everyone else members, g.extras, preferred, room))
         replicas[t] = counts
-    chosen, violated = _assign_extras(nodes, budget, rng, counts_.optional)
+    chosen, violated = _assign_extras(nodes, budget, rng, counts_.optional, layout.rack_of)
     cluster = _with_holders(counts_.cluster, counts_.optional)
     for node, picks in zip(nodes, chosen, strict=True):
         counts = replicas[node.topic]
@@ -877,6 +959,20 @@ def solve_targets(stats: Mapping[str, TopicStats], layout: Layout, seed: int = 0
     caps = [opt.level + 1 if b in opt.candidates else c for b, c in enumerate(final)]
     floors = [opt.level if b in opt.candidates else c for b, c in enumerate(final)]
     return Targets(replicas, leaders, tuple(cluster), tuple(caps), counts_.bound, frozenset(flagged), tuple(floors))
+
+
+def _rack_room(group: _Group, stats: TopicStats, layout: Layout) -> dict[int, int] | None:
+    """+1s a pool of brokers spanning several racks may put in each rack: a rack holds at most
+    `rack_high` replicas of the topic (one per partition when RF <= racks). None when no cap binds."""
+    if layout.num_racks == 1:
+        return None
+    per_rack: dict[int, int] = defaultdict(int)
+    for b in group.members:
+        per_rack[layout.rack_of[b]] += 1
+    room = {r: max(0, stats.rack_high - group.base * size) for r, size in per_rack.items()}
+    if all(room[r] >= size for r, size in per_rack.items()):
+        return None
+    return room
 
 
 def _with_holders(target: Sequence[int], optional: _Optional) -> list[int]:
@@ -1470,14 +1566,16 @@ class Plan:
     inexact_topics: tuple[str, ...] = ()
 
 
-def collect_stats(rows: Iterable[tuple[str, int, list[int], int]], layout: Layout) -> dict[str, TopicStats]:
+def collect_stats(current: Mapping[Key, Sequence[int]], layout: Layout) -> dict[str, TopicStats]:
+    """Phases 1 and 2 over a whole assignment."""
     stats: dict[str, TopicStats] = {}
     k = layout.num_racks
-    for topic, _, slots, leader in rows:
+    for (topic, _), replicas in current.items():
+        slots, leader = normalize_partition(replicas, layout)
         s = stats.get(topic)
         if s is None:
             s = stats[topic] = TopicStats()
-        s.add(slots, leader, k)
+        s.add(slots, leader, k, dropped_for_racks(replicas, slots, layout) if k > 1 else ())
     return stats
 
 
@@ -1498,15 +1596,15 @@ def plan_balanced(
     if sizes is not None:
         return _plan_by_size(current, layout, sizes, seed)
     by_topic: dict[str, list[tuple[int, list[int], int]]] = defaultdict(list)
+    stats: dict[str, TopicStats] = {}
+    k = layout.num_racks
     for (topic, pid), replicas in current.items():
         slots, leader = normalize_partition(replicas, layout)
         by_topic[topic].append((pid, slots, leader))
-    stats: dict[str, TopicStats] = {}
-    k = layout.num_racks
-    for topic, parts in by_topic.items():
-        s = stats[topic] = TopicStats()
-        for _, slots, leader in parts:
-            s.add(slots, leader, k)
+        s = stats.get(topic)
+        if s is None:
+            s = stats[topic] = TopicStats()
+        s.add(slots, leader, k, dropped_for_racks(replicas, slots, layout) if k > 1 else ())
     targets = solve_targets(stats, layout, seed)
     outcomes = [
         realize_topic(t, by_topic[t], targets.replicas[t], targets.leaders[t], layout, seed) for t in sorted(by_topic)
@@ -1957,8 +2055,7 @@ def plan_report(
     """
     layout = make_layout(brokers, racks)
     if bound is None:
-        stats = collect_stats(((t, p, *normalize_partition(current[(t, p)], layout)) for t, p in current), layout)
-        bound = lower_bound(stats, layout)
+        bound = lower_bound(collect_stats(current, layout), layout)
     known_racks = dict(all_racks or {})
     known_racks.update(layout.racks or {})
     racks_before = len(set(known_racks.values())) if known_racks else 1

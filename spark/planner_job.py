@@ -41,6 +41,7 @@ from kafkaops.admin.planner import (
     Targets,
     TopicOutcome,
     TopicStats,
+    dropped_for_racks,
     fix_leaders,
     leaders_balanced,
     make_layout,
@@ -80,9 +81,11 @@ def _check_rows(rows: RDD, layout: Layout) -> None:
         validate_current({(topic, pid): replicas}, layout)
 
 
-def _stats(normalized: RDD, num_racks: int) -> dict[str, TopicStats]:
+def _stats(normalized: RDD, layout: Any) -> dict[str, TopicStats]:
     def add(stats: TopicStats, part: tuple[int, list[int], int, list[int]]) -> TopicStats:
-        stats.add(part[1], part[2], num_racks)
+        _, slots, leader, replicas = part
+        k = layout.value.num_racks
+        stats.add(slots, leader, k, dropped_for_racks(replicas, slots, layout.value) if k > 1 else ())
         return stats
 
     def merge(a: TopicStats, b: TopicStats) -> TopicStats:
@@ -170,15 +173,18 @@ def ship_package(sc: SparkContext) -> None:
     handle, path = tempfile.mkstemp(prefix="kafkaops-", suffix=".zip")
     os.close(handle)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("kafkaops/__init__.py", "")
-        for sub in ("admin", "cluster", "spark"):
+        # `kafkaops` is a namespace package: zipimport finds one only through directory entries, and
+        # without an __init__.py it merges with any kafkaops the executor already has
+        archive.writestr("kafkaops/", b"")
+        for sub in ("admin", "cluster", "spark", "statechange"):
             root = list(importlib.import_module(f"kafkaops.{sub}").__path__)[0]
             for folder, dirs, files in os.walk(root):
-                dirs[:] = [d for d in dirs if d != "__pycache__"]
-                for name in files:
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                relative = os.path.relpath(folder, root)
+                archive.writestr(os.path.normpath(os.path.join("kafkaops", sub, relative)) + "/", b"")
+                for name in sorted(files):
                     if name.endswith(".py"):
-                        full = os.path.join(folder, name)
-                        archive.write(full, os.path.join("kafkaops", sub, os.path.relpath(full, root)))
+                        archive.write(os.path.join(folder, name), os.path.join("kafkaops", sub, relative, name))
     sc.addPyFile(path)
     setattr(sc, _SHIPPED, True)
 
@@ -191,7 +197,7 @@ def plan_rows(spark: SparkSession, rows: RDD, layout: Layout, seed: int = 0) -> 
     _check_rows(rows, layout)
     layout_b = sc.broadcast(layout)
     normalized = _normalized(rows, layout_b).cache()
-    stats = _stats(normalized, layout.num_racks)
+    stats = _stats(normalized, layout_b)
     targets = solve_targets(stats, layout, seed)
     per_topic = sc.broadcast({t: (targets.replicas[t], targets.leaders[t]) for t in stats})
     outcomes = _outcomes(normalized, per_topic, layout_b, seed, max(2, sc.defaultParallelism * 2)).cache()
