@@ -57,6 +57,8 @@ from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError
 Row = tuple[str, int, list[int]]
 """(topic, partition, replicas) — the job's input and output row."""
 
+ROW_SCHEMA = "topic string, partition int, replicas array<int>"
+
 
 # --- the phases as RDD steps ---------------------------------------------------------------------
 
@@ -265,7 +267,8 @@ def report_on_spark(plan: SparkPlan, layout: Layout, all_racks: Mapping[int, str
 
 def read_rows(spark: SparkSession, path: str, fmt: str) -> RDD:
     """Rows of a JSON-lines or parquet file (or directory): columns topic, partition, replicas."""
-    reader = spark.read.parquet(path) if fmt == "parquet" else spark.read.json(path)
+    # an explicit schema spares JSON a pass to infer one
+    reader = spark.read.parquet(path) if fmt == "parquet" else spark.read.schema(ROW_SCHEMA).json(path)
     missing = {"topic", "partition", "replicas"} - set(reader.columns)
     if missing:
         raise InvalidArgumentError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
@@ -273,10 +276,9 @@ def read_rows(spark: SparkSession, path: str, fmt: str) -> RDD:
 
 
 def write_rows(spark: SparkSession, rows: RDD, path: str, fmt: str) -> None:
-    frame = spark.createDataFrame(
-        rows.map(lambda r: (r[0], r[1], r[2])), "topic string, partition int, replicas array<int>"
-    ).orderBy("topic", "partition")
-    writer = frame.write.mode("errorifexists")
+    """One row per partition, sorted within each output file (a global sort would cost a shuffle)."""
+    frame = spark.createDataFrame(rows.map(lambda r: (r[0], r[1], r[2])), ROW_SCHEMA)
+    writer = frame.sortWithinPartitions("topic", "partition").write.mode("errorifexists")
     if fmt == "parquet":
         writer.parquet(path)
     else:
@@ -340,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 spark.stop()
     except KafkaOpsError as error:
         sys.stderr.write(f"Error: {error}\n")
+        return 1
+    except Exception as error:  # Spark's and Py4J's: an existing output path, an unreadable input...
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        sys.stderr.write(f"Error: The Spark job failed: {first}\n")
         return 1
     return 0
 
