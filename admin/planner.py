@@ -53,7 +53,7 @@ import heapq
 import math
 import random
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from kafkaops.admin.assignment import JavaRandom, assign_replicas_to_brokers
 from kafkaops.cluster.errors import (
@@ -829,9 +829,9 @@ def _improve(state: _Choices, optional: _Optional | None) -> None:
                 for kind, a, b_, c_ in steps:
                     if kind == "move":
                         move(a, b_, c_)
-                    elif kind == "optional":  # the +1 of the cluster moves from broker a to broker b_
-                        optional.holders.discard(a)  # type: ignore[union-attr]
-                        optional.holders.add(b_)  # type: ignore[union-attr]
+                    elif kind == "optional" and optional is not None:  # the cluster's +1: from a to b_
+                        optional.holders.discard(a)
+                        optional.holders.add(b_)
                     else:  # spare budget at a absorbs the surplus, c's freed unit becomes spare
                         budget[a] -= 1
                         budget[b_] += 1
@@ -1206,7 +1206,16 @@ _SEARCH_LIMIT = 20000
 """Bound on the work of one augmenting-path search (checks of a broker against a slot)."""
 
 
-def _augment_hole(pi, pos, pool, placements, by_receiver, fits, place, reroute) -> bool:  # type: ignore[no-untyped-def]
+def _augment_hole(
+    pi: int,
+    pos: int,
+    pool: _Pool,
+    placements: list[list[int]],
+    by_receiver: dict[int, list[int]],
+    fits: Callable[[int, int, int], bool],
+    place: Callable[[int, int, int], None],
+    reroute: Callable[[int, int], None],
+) -> bool:
     """Hole (pi, pos) fits only receivers with no units left: find a chain of earlier placements that
     moves over to other receivers, ending at one with a unit left (breadth-first over brokers)."""
     brokers = list(pool.remaining)
@@ -1247,7 +1256,15 @@ def _augment_hole(pi, pos, pool, placements, by_receiver, fits, place, reroute) 
     return True
 
 
-def _augment_receiver(b, placements, by_receiver, fits, reroute, fresh, shed) -> bool:  # type: ignore[no-untyped-def]
+def _augment_receiver(
+    b: int,
+    placements: list[list[int]],
+    by_receiver: dict[int, list[int]],
+    fits: Callable[[int, int, int], bool],
+    reroute: Callable[[int, int], None],
+    fresh: Callable[[int], tuple[int, int, int] | None],
+    shed: Callable[[tuple[int, int, int], int], None],
+) -> bool:
     """Receiver b fits no replica that may move: let b take an earlier placement's slot, whose
     receiver takes another's, ..., until one receiver takes a fresh replica that may move."""
     parent: dict[int, tuple[int, int]] = {b: (HOLE, HOLE)}
@@ -1724,11 +1741,6 @@ def _plan_by_size(current: Mapping[Key, Sequence[int]], layout: Layout, sizes: M
         key: [brokers[lead]] + [brokers[b] for b in row if b != lead]
         for key, row, lead in zip(keys, rows, leaders, strict=True)
     }
-    kept_bytes = [0] * n
-    for key in keys:
-        for b in current[key]:
-            if b in layout.index:
-                kept_bytes[layout.index[b]] += max(0, int(sizes.get(key, 0)))
     return Plan(proposed, LowerBound(forced, 0, 0))
 
 

@@ -166,13 +166,15 @@ def report_lines(
 
     bound = report.lower_bound.total
     ratio = f", {report.replicas_moved / bound:.2f}x" if bound else ""
+    # with partition sizes the goal is bytes, and the bound (for balanced counts) only a reference
+    bound_name = "lower bound for balanced counts" if report.bytes_before is not None else "lower bound"
     seed_text = "random" if seed is None else str(seed)
     targets = [b for b in report.brokers if b.target]
     lines = [
         f"Plan report (strategy {strategy}, seed {seed_text}, engine {engine}):",
         f"  Partitions: {report.partitions} in {report.topics} topic(s); replicas: {report.replicas}; "
         f"target brokers: {len(targets)}",
-        f"  Replicas moved: {report.replicas_moved} (lower bound {bound}{ratio}); leader changes: "
+        f"  Replicas moved: {report.replicas_moved} ({bound_name} {bound}{ratio}); leader changes: "
         f"{report.leader_changes}; partitions changed: {report.partitions_changed}",
         f"  Replicas per broker: {spread(report.replicas_before)} -> {spread(report.replicas_after)}",
         f"  Leaders per broker:  {spread(report.leaders_before)} -> {spread(report.leaders_after)}",
