@@ -49,7 +49,7 @@ Everything is deterministic for a given seed: ties are broken by `random.Random(
 
 Known shortcuts, named openly: the bipartite assignment and the partition-level moves are greedy with
 local repair, not an exact min-cost flow (on small random clusters it matches an exact min-cost flow
-in about 99% of cases, off by one move otherwise; the benchmark prints moves against the bound);
+in about 98% of cases, off by one move otherwise; the benchmark prints moves against the bound);
 leaders within 1 can be out of reach when topics of RF 1 sit beside others (their leaders are their
 replicas), and balance within 1 when racks differ in size; with partition sizes the planner
 balances bytes by a best-fit heuristic, on one machine, and replica counts are then not balanced.
