@@ -280,7 +280,10 @@ class StateChangeEntry:
 
     def format(self, when: datetime) -> str:
         """The log4j `[%d] %p %m (%c)%n` text, followed by the exception's lines, `\\n`-terminated."""
-        stamp = when.strftime("%Y-%m-%d %H:%M:%S") + f",{when.microsecond // 1000:03d}"
+        return self.format_at(when.strftime("%Y-%m-%d %H:%M:%S") + f",{when.microsecond // 1000:03d}")
+
+    def format_at(self, stamp: str) -> str:
+        """As `format`, with the `%d` text already made (`yyyy-MM-dd HH:mm:ss,SSS`)."""
         text = f"[{stamp}] {self.level.name} {self.message} ({LOGGER_NAME})\n"
         if self.error is not None:
             text += "".join(line + "\n" for line in self.error.lines())
@@ -777,6 +780,11 @@ class BrokerLog:
 # --- the file ------------------------------------------------------------------------------------
 
 
+FLUSH_INTERVAL_S = 0.05
+"""At most this much of the log is lost when the process is killed; writers also `flush()` at the
+end of each event or request."""
+
+
 class StateChangeLogFile:
     """`state-change.log` in `directory`, rolled every hour like log4j's DailyRollingFileAppender with
     `DatePattern='.'yyyy-MM-dd-HH`: the first write in a new hour renames the file to
@@ -810,6 +818,9 @@ class StateChangeLogFile:
         if self.path.exists() and self.path.stat().st_size > 0:
             self._hour = self._hour_of(self.path.stat().st_mtime)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the process
+        self._second: int | None = None
+        self._stamp = ""
+        self._last_flush = 0.0
 
     def _hour_of(self, seconds: float) -> str:
         return datetime.fromtimestamp(seconds, self._tz).strftime("%Y-%m-%d-%H")
@@ -819,17 +830,32 @@ class StateChangeLogFile:
         return level >= self.threshold
 
     def write(self, entry: StateChangeEntry) -> None:
+        """Write one entry. Lines reach the file at least every FLUSH_INTERVAL_S and at `flush()`:
+        a controller event or a broker request writes thousands of lines, one write call each would
+        cost more than the decisions they record."""
         if not self.enabled(entry.level):
             return
         with self._lock:
             now = self._clock()
-            hour = self._hour_of(now)
-            if self._hour is not None and hour > self._hour:
-                self._roll(self._hour)
-            if self._hour is None or hour > self._hour:
-                self._hour = hour
-            self._file.write(entry.format(datetime.fromtimestamp(now, self._tz)))
+            second = int(now)
+            if second != self._second:
+                self._second = second
+                moment = datetime.fromtimestamp(second, self._tz)
+                self._stamp = moment.strftime("%Y-%m-%d %H:%M:%S")
+                hour = moment.strftime("%Y-%m-%d-%H")
+                if self._hour is not None and hour > self._hour:
+                    self._roll(self._hour)
+                if self._hour is None or hour > self._hour:
+                    self._hour = hour
+            self._file.write(entry.format_at(f"{self._stamp},{int(now * 1000) % 1000:03d}"))
+            if now - self._last_flush >= FLUSH_INTERVAL_S:
+                self._file.flush()
+                self._last_flush = now
+
+    def flush(self) -> None:
+        with self._lock:
             self._file.flush()
+            self._last_flush = self._clock()
 
     def write_all(self, entries: Iterable[StateChangeEntry]) -> None:
         for entry in entries:

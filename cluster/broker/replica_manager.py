@@ -83,6 +83,7 @@ class ReplicaManager:
                 errors.append({"topic_name": tp.topic, "partition_index": tp.partition, "error_code": code})
         elapsed_ms = int((time.monotonic() - started) * 1000)
         write(self.log.finished_leader_and_isr(elapsed_ms, correlation_id, controller_id, len(states)))
+        self.sink.flush()
         return {"error_code": NONE, "partition_errors": errors}
 
     def _apply(
@@ -174,6 +175,7 @@ class ReplicaManager:
                         current.leader, current.leader_epoch, current.isr, current.replicas, current.zk_version, False
                     )
                 errors.append({"topic_name": topic, "partition_index": index, "error_code": NONE})
+        self.sink.flush()
         return {"error_code": NONE, "partition_errors": errors}
 
 

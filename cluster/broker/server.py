@@ -257,8 +257,8 @@ class KafkaServer:
                     body, version = await self._handle(request), header.api_version
                 write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
                 await writer.drain()
-        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # a bad peer, a closed peer, or our own shutdown: the connection just ends
         except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
             log.exception("Error serving a connection")
         finally:

@@ -47,6 +47,8 @@ from kafkaops.cluster.zk.values import (
 log = logging.getLogger("kafkaops.controller")
 
 AUTO_REBALANCE_FIRST_DELAY_S = 5.0
+BULK_READ_THRESHOLD = 200
+"""From this many partitions on, state znodes are read with multiRead on a bulk connection."""
 
 
 # --- events (small, immutable; handlers re-read ZooKeeper) ---------------------------------------
@@ -161,6 +163,8 @@ class KafkaController:
         self.scl = ControllerLog(self.broker_id)
         self.channel: ControllerChannelManager | None = None
         self._active = False
+        self.failover_completed_at: float | None = None
+        """Monotonic time at which the last failover finished loading and acting (benchmarks read it)."""
         self._watch_generation = 0
         self._rebalance_generation = 0
         self.events = ControllerEventManager(self._process, f"controller-{self.broker_id}-event-thread")
@@ -247,6 +251,8 @@ class KafkaController:
         except ControllerMovedError:
             self._resign("controller moved")
             self.events.put(Reelect())
+        finally:
+            self.sink.flush()
 
     # --- election, failover, resignation (§5.1, §5.2) -------------------------------------------
 
@@ -339,6 +345,7 @@ class KafkaController:
         self._on_preferred_replica_election_znode()
         if self.settings.auto_leader_rebalance_enable:
             self._schedule_auto_rebalance(AUTO_REBALANCE_FIRST_DELAY_S)
+        self.failover_completed_at = time.monotonic()
         log.info(
             "Controller %s epoch %s ready in %.3f s: %d brokers, %d topics, %d partitions",
             self.broker_id,
@@ -353,8 +360,9 @@ class KafkaController:
         ctx = self.context
         ctx.set_live_brokers(self._read_brokers_and_epochs())
         topics = self.zk.get_all_topics()
-        with PipelinedReader(self.settings.zookeeper_connect or str(self.zk.connect_string)) as reader:
-            topic_data = reader.get_data_many([znodes.TopicZNode.path(t) for t in topics])
+        with PipelinedReader(self._connect_string()) as reader:
+            # topic znodes are big (one entry per partition): fewer of them per multiRead
+            topic_data = reader.get_data_many([znodes.TopicZNode.path(t) for t in topics], ops_per_request=50)
             assignments = {}
             for topic, entry in zip(topics, topic_data, strict=True):
                 if entry is None:
@@ -471,7 +479,7 @@ class KafkaController:
         ctx = self.context
         return [PartitionReplica(tp, r) for tp in ctx.all_partitions() for r in ctx.partition_replica_assignment(tp)]
 
-    def _trigger_online_partition_state_change(self, topics: set[str] | None = None) -> None:
+    def _trigger_online_partition_state_change(self, topics: set[str] | None = None, batch=None) -> None:
         ctx = self.context
         candidates = [
             tp
@@ -479,7 +487,9 @@ class KafkaController:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic) and (topics is None or tp.topic in topics)
         ]
         if candidates:
-            self._handle_partition_state_changes(sorted(candidates, key=_tp_order), PartitionState.ONLINE, "offline")
+            self._handle_partition_state_changes(
+                sorted(candidates, key=_tp_order), PartitionState.ONLINE, "offline", batch=batch
+            )
 
     # --- partition state machine (Kafka's ZkPartitionStateMachine) -------------------------------
 
@@ -606,8 +616,10 @@ class KafkaController:
         elected: list[TopicPartition] = []
         failures: dict[TopicPartition, str] = {}
         remaining = list(partitions)
+        fresh = False
         while remaining:
-            current = self.zk.get_partition_states(remaining)
+            current = self._read_partition_states(remaining, fresh)
+            fresh = True  # after a BADVERSION, read on the session that writes
             writes: list[tuple[TopicPartition, elections.Elected]] = []
             for tp in remaining:
                 state = current.get(tp)
@@ -759,8 +771,10 @@ class KafkaController:
             batch.add_stop_replica([replica.replica], replica.partition, delete=False)
             by_partition[replica.partition].append(replica.replica)
         remaining = dict(by_partition)
+        fresh = False
         while remaining:
-            current = self.zk.get_partition_states(list(remaining))
+            current = self._read_partition_states(list(remaining), fresh)
+            fresh = True
             writes = []
             for tp, removed in remaining.items():
                 state = current.get(tp)
@@ -846,20 +860,19 @@ class KafkaController:
             for tp in ctx.partitions_led_by(b)
             if not ctx.is_topic_queued_up_for_deletion(tp.topic)
         ]
+        # One batch for the whole failure: new leaders, then the dead replicas leaving the ISR, reach
+        # each broker as one LeaderAndIsr and one UpdateMetadata (Kafka sends a round per step).
         batch = self._new_batch()
         self._handle_partition_state_changes(sorted(set(led), key=_tp_order), PartitionState.OFFLINE, batch=batch)
-        self._send(batch)
-        self._trigger_online_partition_state_change()
+        self._trigger_online_partition_state_change(batch=batch)
         replicas = sorted(ctx.replicas_on_brokers(broker_ids), key=_replica_order)
         deleting = [r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.partition.topic)]
-        self._handle_replica_state_changes([r for r in replicas if r not in set(deleting)], ReplicaState.OFFLINE)
+        self._handle_replica_state_changes([r for r in replicas if r not in set(deleting)], ReplicaState.OFFLINE, batch)
         if deleting:
-            self._handle_replica_state_changes(deleting, ReplicaState.DELETION_INELIGIBLE)
+            self._handle_replica_state_changes(deleting, ReplicaState.DELETION_INELIGIBLE, batch)
             ctx.mark_topics_ineligible_for_deletion({r.partition.topic for r in deleting})
-        if not led:
-            batch = self._new_batch()
-            batch.add_update_metadata(ctx.live_broker_ids, [])
-            self._send(batch)
+        batch.add_update_metadata(ctx.live_broker_ids, [])
+        self._send(batch)
 
     def _on_controlled_shutdown(self, event: ControlledShutdown) -> None:
         ctx = self.context
@@ -1164,6 +1177,35 @@ class KafkaController:
             self._schedule_auto_rebalance(self.settings.leader_imbalance_check_interval_s)
 
     # --- helpers ---------------------------------------------------------------------------------
+
+    def _connect_string(self) -> str:
+        return self.settings.zookeeper_connect or str(self.zk.connect_string)
+
+    def _read_partition_states(
+        self, partitions: Sequence[TopicPartition], fresh: bool
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None]:
+        """State znodes of many partitions: one multiRead per thousand on a bulk connection; small
+        sets, and re-reads after a lost race (`fresh`), on the controller's own session, whose reads
+        always see its own writes."""
+        if fresh or len(partitions) < BULK_READ_THRESHOLD:
+            return self.zk.get_partition_states(partitions)
+        paths = [znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions]
+        try:
+            with PipelinedReader(self._connect_string()) as reader:
+                found = reader.get_data_many(paths)
+        except (KafkaOpsError, OSError):
+            return self.zk.get_partition_states(partitions)
+        result: dict[TopicPartition, LeaderIsrAndControllerEpoch | None] = {}
+        for tp, entry in zip(partitions, found, strict=True):
+            if entry is None:
+                result[tp] = None
+                continue
+            try:
+                result[tp] = znodes.TopicPartitionStateZNode.decode(tp.topic, tp.partition, entry[0], entry[1].version)
+            except MalformedZNodeError as error:
+                log.error("Unreadable state of %s: %s", tp, error)
+                result[tp] = None
+        return result
 
     def _new_batch(self) -> ControllerBrokerRequestBatch:
         return ControllerBrokerRequestBatch(self.broker_id)

@@ -41,6 +41,8 @@ from kafkaops.cluster.zk.values import (
 
 DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
+MAX_OPS_PER_MULTI = 500
+"""Operations per ZooKeeper multi in bulk controller writes: a few hundred KB, far below `jute.maxbuffer`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,12 +436,51 @@ class KafkaZkClient(ZkClient):
         """
         return self.fenced_multi_many([ops], epoch_zk_version)[0]
 
-    def fenced_multi_many(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
-        """Many fenced multis, pipelined: one result list (or the failing kazoo error) per batch.
+    def fenced_multi_many(
+        self, batches: Sequence[Sequence[Op]], epoch_zk_version: int, max_ops_per_multi: int = MAX_OPS_PER_MULTI
+    ) -> list[Any]:
+        """Many fenced batches: one result list (or the failing kazoo error) per batch, in order.
 
-        Each batch is atomic on its own, so one partition's BADVERSION does not fail the others'
-        writes; a failed epoch check in any batch raises ControllerMovedError.
+        Each batch is atomic on its own, so one partition's BADVERSION must not fail the others'
+        writes. To spare a round trip and kazoo's per-request cost for each batch, consecutive
+        batches travel together in one multi (one epoch check for all) while it stays under
+        `max_ops_per_multi`; only a group that fails is retried batch by batch. A failed epoch check
+        raises ControllerMovedError (nothing of that group was written).
         """
+        groups: list[list[int]] = []
+        ops_in_group = 0
+        for index, ops in enumerate(batches):
+            if not groups or ops_in_group + len(ops) > max_ops_per_multi:
+                groups.append([])
+                ops_in_group = 0
+            groups[-1].append(index)
+            ops_in_group += len(ops)
+        outcomes: list[Any] = [None] * len(batches)
+        retry: list[int] = []
+        for group, results in zip(
+            groups,
+            self._commit_fenced([[op for i in g for op in batches[i]] for g in groups], epoch_zk_version),
+            strict=True,
+        ):
+            if isinstance(results, Exception):
+                if len(group) == 1:
+                    outcomes[group[0]] = results
+                else:
+                    retry.extend(group)
+                continue
+            offset = 0
+            for index in group:
+                outcomes[index] = results[offset : offset + len(batches[index])]
+                offset += len(batches[index])
+        if retry:
+            for index, results in zip(
+                retry, self._commit_fenced([batches[i] for i in retry], epoch_zk_version), strict=True
+            ):
+                outcomes[index] = results
+        return outcomes
+
+    def _commit_fenced(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
+        """Pipelined multis, each `[check epoch, *ops]`: the op results, or the failing op's error."""
         check = Op.check(znodes.ControllerEpochZNode.path(), epoch_zk_version)
         pending = []
         for ops in batches:

@@ -23,3 +23,14 @@ def test_pipelined_reads_match_kazoo(zk, zk_connect):
     assert data[0][1].version == 1 and data[2] is None
     assert sorted(children[0]) == sorted(zk.get_children("/p"))
     assert children[1] is None and children[2] == ["p"]
+
+
+def test_pipelined_fallback_reads_the_same(zk, zk_connect):
+    """Servers before ZooKeeper 3.6 have no multiRead: the window of single reads gives the same answers."""
+    for i in range(5):
+        zk.kazoo.create(f"/q/n{i}", str(i).encode(), makepath=True)
+    paths = [f"/q/n{i}" for i in range(5)] + ["/q/missing"]
+    with PipelinedReader(zk_connect) as multi, PipelinedReader(zk_connect) as single:
+        single._multi_read = False
+        assert [d and d[0] for d in multi.get_data_many(paths)] == [d and d[0] for d in single.get_data_many(paths)]
+        assert single.get_children_many(["/q"]) == multi.get_children_many(["/q"])
