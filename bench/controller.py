@@ -104,16 +104,17 @@ def scenario_election(connect: str, state: Path, partitions: int) -> None:
         cluster.stop(survivor)
         elapsed = time.monotonic() - t0
         print(
-            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from the stop call to exit (leaders moved first)"
+            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from the stop call to exit "
+            "(leaders moved first)"
         )
     finally:
         cluster.shutdown()
 
 
 def wait_controller(cluster: InProcessCluster) -> int:
-    wait(lambda: cluster.controller() is not None, 60, 0.05)
+    wait(lambda: (s := cluster.controller()) is not None and s.controller.failover_completed_at is not None, 60, 0.05)
     server = cluster.controller()
-    assert server is not None and server.controller.failover_completed_at is not None or True
+    assert server is not None
     return server.broker_id
 
 
