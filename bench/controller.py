@@ -6,8 +6,8 @@ Scenarios (issue: brokers and the controller), each on a fresh in-process cluste
    its `/brokers/ids` znode disappearing until every one of those partitions has a new leader
    written to ZooKeeper and applied by the surviving broker (LeaderAndIsr received). Baseline: the
    same number of fenced conditional state writes pipelined on one raw connection.
-2. controlled shutdown: a broker leading N partitions is stopped with a controlled shutdown;
-   seconds from the call to its exit (all leaderships moved first).
+2. controlled shutdown: a broker leading N partitions (each with an in-sync follower) is stopped with
+   a controlled shutdown; seconds from the call to its exit, every leadership moved first.
 3. controller failover: with M partitions (default 100,000) the controller dies; seconds from its
    `/controller` znode disappearing until the new controller has loaded its context from ZooKeeper
    and acted on it. Baseline: pipelined reads of the same znodes with kazoo's async API and with our
@@ -95,17 +95,26 @@ def scenario_election(connect: str, state: Path, partitions: int) -> None:
             f"({partitions / elapsed:7.0f}/s); raw fenced multi ceiling {baseline:6.2f} s; "
             f"ratio {elapsed / baseline:4.1f}x"
         )
-        survivor_server = cluster.servers[survivor]
-        other = controller
+    finally:
+        cluster.shutdown()
+
+
+def scenario_controlled_shutdown(connect: str, state: Path, partitions: int) -> None:
+    cluster = InProcessCluster(connect, state / "shutdown", 3, OVERRIDES)
+    cluster.start()
+    try:
+        controller = wait_controller(cluster)
+        leaving, staying = (b for b in (0, 1, 2) if b != controller)
         with KafkaZkClient(connect) as zk:
-            shutdown_topics = create_topics(zk, "shutdown", partitions, [survivor, other])
-            wait(lambda: leaders_applied(survivor_server, shutdown_topics, survivor, partitions))
+            topics = create_topics(zk, "shutdown", partitions, [leaving, staying])
+            wait(lambda: leaders_applied(cluster.servers[leaving], topics, leaving, partitions))
         t0 = time.monotonic()
-        cluster.stop(survivor)
+        cluster.stop(leaving)
         elapsed = time.monotonic() - t0
+        moved = leaders_applied(cluster.servers[staying], topics, staying, partitions)
         print(
-            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from the stop call to exit "
-            "(leaders moved first)"
+            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from the stop call to exit, "
+            f"every leadership moved first: {moved}"
         )
     finally:
         cluster.shutdown()
@@ -171,6 +180,7 @@ def main() -> None:
         server.start()
         try:
             scenario_election(server.connect_string + "/election", Path(state), args.partitions)
+            scenario_controlled_shutdown(server.connect_string + "/shutdown", Path(state), args.partitions)
             if not args.skip_failover:
                 scenario_failover(server.connect_string + "/failover", Path(state), args.failover_partitions)
         finally:

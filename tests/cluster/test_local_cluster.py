@@ -48,7 +48,11 @@ def test_broker_refuses_a_taken_id_and_bad_config(cluster, tmp_path):
     duplicate = tmp_path / "duplicate.yaml"
     duplicate.write_text(yaml.safe_dump(config))
     result = subprocess.run(
-        [KAFKAOPS, "cluster", "broker", "--config", str(duplicate)], capture_output=True, text=True, timeout=60, check=False
+        [KAFKAOPS, "cluster", "broker", "--config", str(duplicate)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 1
     assert "Error while creating ephemeral at /brokers/ids/0, node already exists and owner" in result.stderr
