@@ -133,3 +133,44 @@ def test_zookeeper_restart_under_the_cluster(tmp_path):
         for broker_id in (0, 1):
             local.stop_broker(broker_id, hard=True)
         server.stop()
+
+
+def test_brokers_refuse_an_older_controller_epoch(cluster, zk):
+    local = cluster(brokers=2)
+    admin_topics.create_topic(zk, "e", 1, 2, {0: [0, 1]}, {})
+    wait_for(lambda: state(zk, "e", 0) is not None)
+    wait_for(lambda: metadata(local, 1, "e")[0]["leader_id"] == 0)
+    endpoint = next(b.endpoint for b in local.status().brokers if b.broker_id == 1)
+    host, port = endpoint.removeprefix("PLAINTEXT://").rsplit(":", 1)
+    stale = {
+        "controller_id": 7,
+        "controller_epoch": 0,  # the cluster is at epoch 1
+        "topic_states": [
+            {
+                "topic_name": "e",
+                "partition_states": [
+                    {
+                        "partition_index": 0,
+                        "controller_epoch": 0,
+                        "leader": 1,
+                        "leader_epoch": 99,
+                        "isr": [1],
+                        "zk_version": 0,
+                        "replicas": [0, 1],
+                        "is_new": False,
+                    }
+                ],
+            }
+        ],
+        "live_leaders": [],
+    }
+    answer = send_request(host, int(port), ApiKey.LEADER_AND_ISR, 3, stale, "zombie-controller")
+    assert answer["error_code"] == 11  # STALE_CONTROLLER_EPOCH
+    stop = {
+        "controller_id": 7,
+        "controller_epoch": 0,
+        "delete_partitions": True,
+        "topics": [{"name": "e", "partition_indexes": [0]}],
+    }
+    assert send_request(host, int(port), ApiKey.STOP_REPLICA, 1, stop, "zombie-controller")["error_code"] == 11
+    assert metadata(local, 1, "e")[0]["leader_id"] == 0
