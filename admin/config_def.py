@@ -35,8 +35,10 @@ from kafkaops.cluster.errors import InvalidConfigurationError
 
 def throttled_replicas(name: str, value: Any) -> None:
     """`ThrottledReplicaListValidator`: `*`, or `partitionId:brokerId` entries."""
-    if all(re.fullmatch(r"([0-9]+:[0-9]+)?", str(item).strip()) for item in value) or (
-        value and str(value[0]).strip() == "*"
+    # Kafka 2.8 (KAFKA-10460): `*` only as the whole value, never mixed with replicas
+    if (
+        all(re.fullmatch(r"([0-9]+:[0-9]+)?", str(item).strip()) for item in value)
+        or "".join(map(str, value)).strip() == "*"
     ):
         return
     shown = "[" + ", ".join(str(v) for v in value) + "]"  # java.util.List.toString
@@ -163,14 +165,34 @@ TOPIC_TO_BROKER_CONFIG = {
     "message.downconversion.enable": "log.message.downconversion.enable",
 }
 
+BROKER_LOG_VALIDATORS = {
+    "log.segment.bytes": at_least(14),
+    "log.index.size.max.bytes": at_least(4),
+    "log.flush.interval.messages": at_least(1),
+    "message.max.bytes": at_least(0),
+    "log.index.interval.bytes": at_least(0),
+    "log.segment.delete.delay.ms": at_least(0),
+    "log.cleanup.policy": each_one_of("compact", "delete"),
+    "min.insync.replicas": at_least(1),
+    "compression.type": one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    "log.message.timestamp.type": one_of("CreateTime", "LogAppendTime"),
+}
+"""KafkaConfig 2.8's validators of the dynamic log defaults; the others are only type-checked."""
+
 BROKER_DYNAMIC_CONFIGS: dict[str, ConfigKey] = _definitions(
     *(ConfigKey(name, ConfigType.LONG, str(LONG_MAX), at_least(0)) for name in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING),
-    # cluster-wide log defaults (DynamicLogConfig): the broker-side names of the topic configs
+    # cluster-wide log defaults (DynamicLogConfig): the broker-side names of the topic configs, with
+    # KafkaConfig's own validators, which are not always LogConfig's (log.retention.ms has none)
     *(
-        dataclasses.replace(TOPIC_CONFIGS[topic_name], name=broker_name)
+        dataclasses.replace(
+            TOPIC_CONFIGS[topic_name], name=broker_name, validator=BROKER_LOG_VALIDATORS.get(broker_name)
+        )
         for topic_name, broker_name in TOPIC_TO_BROKER_CONFIG.items()
         if topic_name != "message.format.version"
     ),
+    # DynamicListenerConfig: per-broker listener changes
+    ConfigKey("listeners", ConfigType.STRING, ""),
+    ConfigKey("advertised.listeners", ConfigType.STRING, ""),
     # DynamicThreadPool and the log cleaner (DynamicConfig / LogCleaner.ReconfigurableConfigs)
     ConfigKey("num.io.threads", ConfigType.INT, "8", at_least(1)),
     ConfigKey("num.network.threads", ConfigType.INT, "3", at_least(1)),
@@ -198,8 +220,6 @@ BROKER_STATIC_CONFIGS = frozenset(
         "zookeeper.session.timeout.ms",
         "zookeeper.connection.timeout.ms",
         "zookeeper.set.acl",
-        "listeners",
-        "advertised.listeners",
         "inter.broker.listener.name",
         "inter.broker.protocol.version",
         "num.partitions",
@@ -220,6 +240,28 @@ BROKER_STATIC_CONFIGS = frozenset(
         "transaction.state.log.replication.factor",
         "reserved.broker.max.id",
         "broker.id.generation.enable",
+        # the other spellings of the dynamic log defaults, and the message format, are static
+        "log.message.format.version",
+        "log.retention.hours",
+        "log.retention.minutes",
+        "log.roll.hours",
+        "log.roll.jitter.hours",
+        "log.retention.check.interval.ms",
+        "log.flush.scheduler.interval.ms",
+        "log.flush.offset.checkpoint.interval.ms",
+        "log.cleaner.enable",
+        "num.replica.alter.log.dirs.threads",
+        "replica.socket.timeout.ms",
+        "replica.fetch.min.bytes",
+        "replica.fetch.backoff.ms",
+        "replica.high.watermark.checkpoint.interval.ms",
+        "controlled.shutdown.retry.backoff.ms",
+        "offsets.topic.num.partitions",
+        "transaction.state.log.min.isr",
+        "group.initial.rebalance.delay.ms",
+        "socket.send.buffer.bytes",
+        "socket.receive.buffer.bytes",
+        "queued.max.requests",
     }
 )
 """KafkaConfig names that are not dynamic: `Cannot update these configs dynamically` (custom names pass)."""

@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from kafkaops.cluster.errors import InvalidConfigurationError
@@ -36,8 +37,28 @@ Validator = Callable[[str, Any], None]
 
 
 def config_error(name: str, value: Any, reason: str) -> InvalidConfigurationError:
-    """Kafka's `ConfigException(name, value, message)` text."""
-    return InvalidConfigurationError(f"Invalid value {value} for configuration {name}: {reason}")
+    """Kafka's `ConfigException(name, value, message)` text; a parsed DOUBLE prints as Java prints it."""
+    shown = java_double_string(value) if isinstance(value, float) else value
+    return InvalidConfigurationError(f"Invalid value {shown} for configuration {name}: {reason}")
+
+
+_JAVA_HEX_DOUBLE = r"([+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?"
+
+
+def java_double_string(value: float) -> str:
+    """`Double.toString`: plain between 1e-3 and 1e7 (`0.5`, `10.0`), else computerized scientific
+    notation (`1.0E7`, `1.0E-4`), from the shortest digits that round-trip."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(float(value))
+        return text if ("." in text or "e" in text) else text + ".0"
+    sign, digits, exponent = Decimal(repr(float(value))).as_tuple()
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    power = len(digits) + int(exponent) - 1
+    return f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}E{power}"
 
 
 _INTEGER_BOUNDS = {ConfigType.SHORT: SHORT_MAX, ConfigType.INT: INT_MAX, ConfigType.LONG: LONG_MAX}
@@ -58,12 +79,16 @@ def parse_value(name: str, kind: ConfigType, value: str) -> Any:
             return int(trimmed)
         raise config_error(name, value, f"Not a number of type {kind.value}")
     if kind is ConfigType.DOUBLE:
-        try:
-            if re.fullmatch(r"[+-]?(NaN|Infinity|[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?[dDfF]?)", trimmed) is None:
-                raise ValueError
-            return float(trimmed.rstrip("dDfF").replace("Infinity", "inf"))
-        except ValueError:
-            raise config_error(name, value, "Not a number of type DOUBLE") from None
+        # Java's Double.parseDouble: `1.`, `.5`, `1e5`, hex `0x1p-1`, an f/d suffix, NaN, Infinity
+        number = trimmed[:-1] if trimmed[-1:] in ("d", "D", "f", "F") and "x" not in trimmed.lower() else trimmed
+        if re.fullmatch(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)", number):
+            return float(number.replace("Infinity", "inf"))
+        hexadecimal = re.fullmatch(
+            r"([+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?", trimmed
+        )
+        if hexadecimal:
+            return float.fromhex(hexadecimal.group(1))
+        raise config_error(name, value, "Not a number of type DOUBLE")
     # LIST: comma separated, trimmed; empty string is the empty list
     return [] if trimmed == "" else [item.strip() for item in trimmed.split(",")]
 

@@ -153,30 +153,16 @@ def test_throttled_replicas_error_text(name: str, value: str, shown: str) -> Non
     assert topic_error({name: value}) == f"Invalid value {shown} for configuration {name}: {name} {THROTTLE_FORMAT}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: throttled_replicas accepts a list whose first entry is '*'; Kafka 2.8 (KAFKA-10460) accepts "
-    "'*' only as the whole value (proposed.mkString.trim == \"*\")",
-)
 def test_throttled_replicas_star_must_stand_alone() -> None:
     name = "leader.replication.throttled.replicas"
     assert topic_error({name: "*,0:1"}) == f"Invalid value [*, 0:1] for configuration {name}: {name} {THROTTLE_FORMAT}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: parse_value's DOUBLE regex rejects forms Double.parseDouble accepts ('1.', hex floats)",
-)
 @pytest.mark.parametrize(("value", "expected"), [("1.", 1.0), ("0x1p-1", 0.5)])
 def test_double_accepts_java_syntax(value: str, expected: float) -> None:
     assert validate_topic_config({"min.cleanable.dirty.ratio": value}) == {"min.cleanable.dirty.ratio": expected}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: config_error prints a parsed DOUBLE with Python's str(); Kafka prints Double.toString "
-    "(1.0E7 for 10000000)",
-)
 def test_double_shown_as_java_prints_it() -> None:
     assert topic_error({"min.cleanable.dirty.ratio": "10000000"}) == (
         "Invalid value 1.0E7 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"
@@ -342,31 +328,15 @@ def test_dynamic_log_default_is_validated() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: BROKER_STATIC_CONFIGS lists listeners/advertised.listeners, which are dynamic "
-    "(DynamicListenerConfig.ReconfigurableConfigs, KIP-226) and accepted per broker",
-)
 @pytest.mark.parametrize("name", ["listeners", "advertised.listeners"])
 def test_listener_configs_are_dynamic_per_broker(name: str) -> None:
     validate_broker_config({name: "PLAINTEXT://:9092"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: KafkaConfig names outside the dynamic set pass as custom names; Kafka refuses every "
-    "name in DynamicConfig.Broker.nonDynamicProps (log.message.format.version is excluded from "
-    "DynamicLogConfig on purpose; log.retention.hours is never dynamic)",
-)
 @pytest.mark.parametrize("name", ["log.message.format.version", "log.retention.hours"])
 def test_other_static_kafka_configs_are_refused(name: str) -> None:
     assert broker_error({name: "1"}) == f"Cannot update these configs dynamically: Set({name})"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: broker log defaults reuse LogConfig's validators; KafkaConfig defines log.retention.ms "
-    "(LONG, default null) without one, so Kafka's validateConfigs accepts -2",
-)
 def test_broker_log_retention_ms_has_kafkaconfig_validation() -> None:
     validate_broker_config({"log.retention.ms": "-2"})
