@@ -18,7 +18,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kafkaops.admin.assignment import _champ_order
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
+from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.jvm_order import java_string_hash
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -361,9 +362,9 @@ class ClusterView:
     assignment: dict[tuple[str, int], list[int]]
 
 
-def read_cluster(zk: Any, topics: Sequence[str]) -> ClusterView:
+def read_cluster(zk: KafkaZkClient, topics: Sequence[str]) -> ClusterView:
     """Brokers and the topics' assignments from ZooKeeper (pipelined reads). Unknown topics are left
-    out; `select_current` reports them. `zk` is a `cluster.zk.client.KafkaZkClient`."""
+    out; `select_current` reports them."""
     brokers = {b.broker_id: b.rack for b in zk.get_all_brokers()}
     assignment = {
         (topic, partition): list(replicas)
@@ -388,14 +389,14 @@ def select_current(
     """The partitions of `topics` (in file order); a topic with no partition is Kafka's
     `Topic <t> not found.` (the AdminClient path; the ZooKeeper path silently leaves it out).
 
-    Raises InvalidArgumentError.
+    Raises UnknownTopicOrPartitionError.
     """
     by_topic: dict[str, list[tuple[int, Sequence[int]]]] = {}
     for (topic, partition), replicas in assignment.items():
         by_topic.setdefault(topic, []).append((partition, replicas))
     for topic in topics:
         if topic not in by_topic:
-            raise InvalidArgumentError(f"Topic {topic} not found.")
+            raise UnknownTopicOrPartitionError(f"Topic {topic} not found.")
     return {(t, p): list(r) for t in topics for p, r in sorted(by_topic[t])}
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kafkaops.admin import reassignment as files
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
+from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
 from kafkaops.cluster.zk.values import TopicPartition
 
 
@@ -200,7 +200,7 @@ def test_partition_sizes_errors(text, message):
 def test_select_current_and_target_brokers():
     assignment = {("a", 1): [1], ("a", 0): [2], ("b", 0): [1]}
     assert list(files.select_current(assignment, ["a"])) == [("a", 0), ("a", 1)]
-    with pytest.raises(InvalidArgumentError, match=r"^Topic c not found\.$"):
+    with pytest.raises(UnknownTopicOrPartitionError, match=r"^Topic c not found\.$"):
         files.select_current(assignment, ["a", "c"])
     assert files.target_brokers([2, 1], {1: "r1", 2: "r2", 3: None}, rack_aware=True) == {1: "r1", 2: "r2"}
     assert files.target_brokers([2, 1], {1: "r1", 2: "r2"}, rack_aware=False) == {1: None, 2: None}
