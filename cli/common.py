@@ -6,12 +6,40 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated
 
+import typer
 import yaml
 
 from kafkaops.cluster.errors import InvalidArgumentError
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.zk.client import KafkaZkClient
+
+ZookeeperOption = Annotated[
+    str | None,
+    typer.Option(
+        "--zookeeper",
+        metavar="<hosts>",
+        help="The connection string for the zookeeper connection in the form host:port. Multiple hosts can be "
+        "given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
+    ),
+]
+BootstrapServerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bootstrap-server", metavar="<server>", help="Not available: kafkaops works through ZooKeeper.", hidden=True
+    ),
+]
+CommandConfigOption = Annotated[str | None, typer.Option("--command-config", hidden=True)]
+
+
+def refuse_bootstrap_server(command: str, alternatives: str = "") -> InvalidArgumentError:
+    """Kafka's AdminClient mode has no equivalent here: every kafkaops tool works through ZooKeeper."""
+    return InvalidArgumentError(
+        f"kafkaops {command} works through ZooKeeper: use --zookeeper (or leave it out for the local cluster"
+        f"{alternatives}) instead of --bootstrap-server"
+    )
+
 
 ENV_ZOOKEEPER = "KAFKAOPS_ZOOKEEPER"
 ENV_CONFIG = "KAFKAOPS_CONFIG"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import configs as admin_configs
-from kafkaops.cli.common import zookeeper
+from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.errors import InvalidArgumentError, UsageError
@@ -87,15 +87,8 @@ def configs_command(
     ctx: typer.Context,
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
-    zookeeper_connect: Annotated[
-        str | None,
-        typer.Option(
-            "--zookeeper",
-            metavar="<urls>",
-            help="The connection string for the zookeeper connection in the form host:port. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
-        ),
-    ] = None,
-    bootstrap_server: Annotated[str | None, typer.Option("--bootstrap-server", hidden=True)] = None,
+    zookeeper_connect: ZookeeperOption = None,
+    bootstrap_server: BootstrapServerOption = None,
     entity_type: Annotated[
         list[str] | None,
         typer.Option(
@@ -167,9 +160,7 @@ def configs_command(
         if describe and {"alter": alter, "add-config": add_config, "delete-config": delete_config}[other]:
             raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
     if bootstrap_server:
-        raise InvalidArgumentError(
-            "kafkaops configs works through ZooKeeper: use --zookeeper instead of --bootstrap-server"
-        )
+        raise refuse_bootstrap_server("configs")
     entity = resolve_entity(entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter)
     lines: list[str] = []
     with zookeeper(zookeeper_connect) as zk:

@@ -26,7 +26,13 @@ import typer
 
 from kafkaops.admin import planner
 from kafkaops.admin import reassignment as files
-from kafkaops.cli.common import zookeeper
+from kafkaops.cli.common import (
+    BootstrapServerOption,
+    CommandConfigOption,
+    ZookeeperOption,
+    refuse_bootstrap_server,
+    zookeeper,
+)
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
 from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
 
@@ -272,24 +278,9 @@ def reassign_partitions_command(
     list_: Annotated[
         bool, typer.Option("--list", help="List all active partition reassignments. (Not yet available.)")
     ] = False,
-    zookeeper_connect: Annotated[
-        str | None,
-        typer.Option(
-            "--zookeeper",
-            metavar="<urls>",
-            help="The connection string for the zookeeper connection in the form host:port. Multiple URLS can be given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
-        ),
-    ] = None,
-    bootstrap_server: Annotated[
-        str | None,
-        typer.Option(
-            "--bootstrap-server",
-            metavar="<server>",
-            help="Not available: kafkaops works through ZooKeeper.",
-            hidden=True,
-        ),
-    ] = None,
-    command_config: Annotated[str | None, typer.Option("--command-config", hidden=True)] = None,
+    zookeeper_connect: ZookeeperOption = None,
+    bootstrap_server: BootstrapServerOption = None,
+    command_config: CommandConfigOption = None,
     reassignment_json_file: Annotated[
         str | None,
         typer.Option(
@@ -442,10 +433,7 @@ def reassign_partitions_command(
             "--execute, --verify, --cancel and --list come with the reassignment issue)"
         )
     if bootstrap_server is not None:
-        raise InvalidArgumentError(
-            "kafkaops reassign-partitions works through ZooKeeper: use --zookeeper (or leave it out for the "
-            "local cluster, or plan offline with --current-assignment-json-file) instead of --bootstrap-server"
-        )
+        raise refuse_bootstrap_server("reassign-partitions", ", or plan offline with --current-assignment-json-file")
     if current_assignment_json_file is not None and zookeeper_connect is not None:
         raise InvalidArgumentError("--current-assignment-json-file plans offline: leave out --zookeeper")
     if broker_racks is not None and current_assignment_json_file is None:

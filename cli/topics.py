@@ -9,9 +9,15 @@ import typer
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import parse_replica_assignment
-from kafkaops.cli.common import zookeeper
+from kafkaops.cli.common import (
+    BootstrapServerOption,
+    CommandConfigOption,
+    ZookeeperOption,
+    refuse_bootstrap_server,
+    zookeeper,
+)
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.errors import UsageError
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 ERROR_PREFIX = "Error while executing topic command : "
@@ -53,10 +59,7 @@ def check_args(given: set[str], has_args: bool) -> None:
     if sum(a in given for a in _ACTIONS) != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
     if "bootstrap-server" in given:
-        raise InvalidArgumentError(
-            "kafkaops topics works through ZooKeeper: use --zookeeper (or leave it out for the local cluster) "
-            "instead of --bootstrap-server"
-        )
+        raise refuse_bootstrap_server("topics")
     if "describe" in given and "if-exists" in given:
         _require(given, "topic")
     if "list" not in given and "describe" not in given:
@@ -104,24 +107,9 @@ def topics_command(
     ] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List details for the given topics.")] = False,
     delete: Annotated[bool, typer.Option("--delete", help="Delete a topic")] = False,
-    zookeeper_connect: Annotated[
-        str | None,
-        typer.Option(
-            "--zookeeper",
-            metavar="<hosts>",
-            help="The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over. Default: $KAFKAOPS_ZOOKEEPER, the config file, then the local cluster.",
-        ),
-    ] = None,
-    bootstrap_server: Annotated[
-        str | None,
-        typer.Option(
-            "--bootstrap-server",
-            metavar="<server>",
-            help="Not available: kafkaops works through ZooKeeper.",
-            hidden=True,
-        ),
-    ] = None,
-    command_config: Annotated[str | None, typer.Option("--command-config", hidden=True)] = None,
+    zookeeper_connect: ZookeeperOption = None,
+    bootstrap_server: BootstrapServerOption = None,
+    command_config: CommandConfigOption = None,
     topic: Annotated[
         str | None,
         typer.Option(
