@@ -6,7 +6,7 @@ order from a `java.util.Random`-compatible generator, the same checks in the sam
 messages. Everything here is pure: no ZooKeeper, no clock except `JavaRandom()`'s default seed.
 
 Where Kafka prints a Scala collection we print it as Kafka 2.8 built for Scala 2.13 (the default
-distribution) does; `_champ_order` gives the iteration order of its immutable hash sets and maps.
+distribution) does; `scala_hash_set_order` gives the iteration order of its immutable hash sets and maps.
 
 Deliberate departures, each where Kafka's ZooKeeper path accepts input that breaks a topic:
 `validate_create_assignment` rejects replication factor 0 and checks partition ids exactly (Kafka's
@@ -31,6 +31,7 @@ from kafkaops.cluster.errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
 )
+from kafkaops.cluster.zk.jvm_order import scala_hash_set_order, scala_set_order
 
 __all__ = [
     "IntRandom",
@@ -110,9 +111,7 @@ def rack_alternated_broker_list(racks: Mapping[int, str]) -> list[int]:
     for broker, rack in racks.items():
         by_rack.setdefault(rack, []).append(broker)
     # Java sorts strings by UTF-16 code unit; big-endian UTF-16 bytes compare the same way.
-    columns = [
-        sorted(by_rack[r]) for r in sorted(by_rack, key=lambda r: r.encode("utf-16-be", "surrogatepass"))
-    ]
+    columns = [sorted(by_rack[r]) for r in sorted(by_rack, key=lambda r: r.encode("utf-16-be", "surrogatepass"))]
     return [b for row in itertools.zip_longest(*columns) for b in row if b is not None]
 
 
@@ -131,9 +130,7 @@ def _rack_aware_replicas(
         broker = arranged[_replica_index(first, shift * num_racks, k, n)]
         rack = rack_of[broker]
         # Kafka's second clause (`== n`) only matters for duplicate broker ids; it keeps the loop finite.
-        if (rack not in racks_used or len(racks_used) == num_racks) and (
-            broker not in replicas or len(replicas) == n
-        ):
+        if (rack not in racks_used or len(racks_used) == num_racks) and (broker not in replicas or len(replicas) == n):
             replicas.append(broker)
             racks_used.add(rack)
         k += 1
@@ -192,9 +189,7 @@ def assign_replicas_to_brokers(
             shift += 1
         first = (pid + start_index) % n
         if rack_of:
-            assignment[pid] = _rack_aware_replicas(
-                arranged, rack_of, num_racks, first, shift, replication_factor
-            )
+            assignment[pid] = _rack_aware_replicas(arranged, rack_of, num_racks, first, shift, replication_factor)
         else:
             assignment[pid] = [arranged[first]] + [
                 arranged[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)
@@ -251,8 +246,7 @@ def new_partitions_assignment(
     if sorted(replica_assignment) != new_ids:
         if len(replica_assignment) != to_add:
             raise InvalidReplicaAssignmentError(
-                f"Increasing the number of partitions by {to_add} but {len(replica_assignment)} "
-                "assignments provided."
+                f"Increasing the number of partitions by {to_add} but {len(replica_assignment)} assignments provided."
             )
         raise InvalidReplicaAssignmentError(
             f"The replica assignment must list partitions {new_ids[0]} to {new_ids[-1]}, "
@@ -267,13 +261,10 @@ def _validate_replica_assignment(
     """Kafka's `AdminZkClient.validateReplicaAssignment`: per partition in order, then the RF check."""
     for partition, replicas in assignment.items():
         if not replicas:
-            raise InvalidReplicaAssignmentError(
-                f"Cannot have replication factor of 0 for partition id {partition}."
-            )
+            raise InvalidReplicaAssignmentError(f"Cannot have replication factor of 0 for partition id {partition}.")
         if len(set(replicas)) != len(replicas):
             raise InvalidReplicaAssignmentError(
-                f"Duplicate brokers not allowed in replica assignment: {_join(replicas)} "
-                f"for partition id {partition}."
+                f"Duplicate brokers not allowed in replica assignment: {_join(replicas)} for partition id {partition}."
             )
         check_brokers_available(partition, replicas, brokers)
     bad = sorted((p, len(r)) for p, r in assignment.items() if len(r) != expected_rf)
@@ -290,7 +281,7 @@ def check_brokers_available(partition: int, replicas: Sequence[int], brokers: Se
     if not set(brokers).issuperset(replicas):
         raise BrokerNotAvailableError(
             f"Some brokers specified for partition id {partition} are not available. Specified brokers: "
-            f"{_join(replicas)}, available brokers: {_join(_scala_set_order(brokers))}."
+            f"{_join(replicas)}, available brokers: {_join(scala_set_order(brokers))}."
         )
 
 
@@ -354,7 +345,7 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
         replicas = [_java_to_int(b) for b in _java_split(part, ":")]
         duplicates = {b for b in replicas if replicas.count(b) > 1}
         if duplicates:  # Kafka's CoreUtils.duplicates yields them in Scala HashMap order
-            shown = _join(_champ_order(duplicates), ",")
+            shown = _join(scala_hash_set_order(duplicates), ",")
             raise InvalidArgumentError(f"Partition replica lists may not contain duplicate entries: {shown}")
         assignment[partition] = replicas
         if len(replicas) != len(assignment[0]):
@@ -366,42 +357,7 @@ def _join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(map(str, values))
 
 
-def _improve(h: int) -> int:
-    """Scala's `Hashing.improve` on a 32-bit Int hash code."""
-    h = (h + ~(h << 9)) & 0xFFFFFFFF
-    h ^= h >> 14
-    h = (h + (h << 4)) & 0xFFFFFFFF
-    return h ^ (h >> 10)
-
-
-def _champ_order(values: Iterable[int]) -> list[int]:
-    """Iteration order of Scala 2.13's immutable HashSet/HashMap (CHAMP trie) of Ints.
-
-    Each trie level splits the improved hash into 5-bit fragments from the low end; a node lists its
-    lone entries (in fragment order) before the entries of its sub-nodes.
-    """
-
-    def walk(entries: list[tuple[int, int]], shift: int) -> list[int]:
-        buckets: dict[int, list[tuple[int, int]]] = {}
-        for h, v in entries:
-            buckets.setdefault((h >> shift) & 31, []).append((h, v))
-        ordered = [buckets[f] for f in sorted(buckets)]
-        return [b[0][1] for b in ordered if len(b) == 1] + [
-            v for b in ordered if len(b) > 1 for v in walk(b, shift + 5)
-        ]
-
-    return walk([(_improve(v & 0xFFFFFFFF), v) for v in set(values)], 0)
-
-
-def _scala_set_order(values: Iterable[int]) -> list[int]:
-    """Iteration order of Scala 2.13's `toSet`: insertion order up to 4 elements, then a HashSet."""
-    distinct = list(dict.fromkeys(values))
-    return distinct if len(distinct) <= 4 else _champ_order(distinct)
-
-
-def _scala_map(
-    prefix: str, mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]
-) -> str:
+def _scala_map(prefix: str, mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]) -> str:
     return f"{prefix}({_join(f'{k} -> {show(mapping[k])}' for k in mapping)})"
 
 
@@ -409,4 +365,4 @@ def _scala_immutable_map(mapping: Mapping[int, Sequence[int]], show: Callable[[S
     """Scala 2.13 immutable Map toString: Map1..Map4 keep insertion order, larger ones are HashMaps."""
     if len(mapping) <= 4:
         return _scala_map("Map", mapping, show)
-    return _scala_map("HashMap", {k: mapping[k] for k in _champ_order(mapping)}, show)
+    return _scala_map("HashMap", {k: mapping[k] for k in scala_hash_set_order(mapping)}, show)

@@ -2091,7 +2091,14 @@ def plan_report(
                 topic, by_topic[topic], targets, known_racks if layout.racks else {}, racks_before, layout.num_racks
             )
         )
-    return builder.finish(targets, known_racks, bound, sizes is not None)
+    report = builder.finish(targets, known_racks, bound, sizes is not None)
+    if report.replicas_after.spread > 1 and sizes is None:
+        # Racks of unequal size can make counts within 1 unreachable: the balance part of the bound
+        # then bounds a goal no plan meets. What any rack-respecting plan must move still holds.
+        report = dataclasses.replace(
+            report, lower_bound=LowerBound(forced=bound.forced, cluster=0, per_topic=0, rack=bound.rack)
+        )
+    return report
 
 
 # --- batches -------------------------------------------------------------------------------------

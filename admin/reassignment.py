@@ -17,10 +17,9 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from kafkaops.admin.assignment import _champ_order
 from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import java_string_hash
+from kafkaops.cluster.zk.jvm_order import java_string_hash, scala_hash_set_order
 from kafkaops.cluster.zk.values import TopicPartition
 
 __all__ = [
@@ -289,7 +288,7 @@ def duplicates(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
     by_hash: dict[int, list[T]] = {}
     for value in repeated:
         by_hash.setdefault(hash_code(value), []).append(value)
-    return [v for h in _champ_order(by_hash) for v in by_hash[h]]
+    return [v for h in scala_hash_set_order(by_hash) for v in by_hash[h]]
 
 
 def _topic_partition_hash(tp: TopicPartition) -> int:

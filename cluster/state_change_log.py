@@ -25,58 +25,13 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from types import TracebackType
 
+from kafkaops.cluster.zk.jvm_order import scala_hash_set_order, scala_mutable_hash_order
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 LOGGER_NAME = "state.change.logger"
 FILE_NAME = "state-change.log"
 
 # --- Scala collection printing -------------------------------------------------------------------
-
-_INT_MASK = 0xFFFFFFFF
-
-
-def scala_mutable_hash_order(ids: Iterable[int]) -> list[int]:
-    """Iteration order of a Scala 2.13 `mutable.HashSet[Int]` / `HashMap[Int, _]` keys filled with `ids`.
-
-    Bucket = `(h ^ (h >>> 16)) & (capacity - 1)`, buckets in ascending order, entries sorted by hash
-    inside a bucket; the table starts at 16 and doubles before the insert that would reach 0.75 of it.
-    A table that once held more elements keeps its larger capacity in Kafka; here the capacity follows
-    the current size (identical for clusters under 12 brokers).
-    """
-    unique = list(dict.fromkeys(ids))
-    capacity = 16
-    while len(unique) >= capacity * 3 // 4:
-        capacity *= 2
-
-    def improved(i: int) -> int:
-        h = i & _INT_MASK
-        h ^= h >> 16
-        return h - (1 << 32) if h >= 1 << 31 else h
-
-    return sorted(unique, key=lambda i: (improved(i) & (capacity - 1), improved(i)))
-
-
-def _champ_improve(i: int) -> int:
-    # scala.collection.Hashing.improve, applied to `Int.##` (the int itself) by immutable HashSet
-    h = i & _INT_MASK
-    h = (h + (~(h << 9) & _INT_MASK)) & _INT_MASK
-    h ^= h >> 14
-    h = (h + (h << 4)) & _INT_MASK
-    return (h ^ (h >> 10)) & _INT_MASK
-
-
-def _champ_order(entries: list[tuple[int, int]], shift: int) -> list[int]:
-    """A CHAMP trie node's iteration: its own entries by 5-bit fragment, then its sub-nodes by fragment."""
-    if shift >= 32:  # unreachable for distinct ints (improve is a bijection); keeps the recursion finite
-        return [i for _, i in entries]
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for entry in entries:
-        groups.setdefault((entry[0] >> shift) & 31, []).append(entry)
-    order = [group[0][1] for _, group in sorted(groups.items()) if len(group) == 1]
-    for _, group in sorted(groups.items()):
-        if len(group) > 1:
-            order.extend(_champ_order(group, shift + 5))
-    return order
 
 
 def scala_immutable_set(ids: Sequence[int]) -> str:
@@ -85,8 +40,7 @@ def scala_immutable_set(ids: Sequence[int]) -> str:
     unique = list(dict.fromkeys(ids))
     if len(unique) <= 4:
         return "Set(" + ", ".join(map(str, unique)) + ")"
-    order = _champ_order([(_champ_improve(i), i) for i in unique], 0)
-    return "HashSet(" + ", ".join(map(str, order)) + ")"
+    return "HashSet(" + ", ".join(map(str, scala_hash_set_order(unique))) + ")"
 
 
 def scala_mutable_hash_set(ids: Iterable[int]) -> str:

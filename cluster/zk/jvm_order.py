@@ -1,4 +1,6 @@
-"""Iteration orders of the JVM hash maps whose order shows in Kafka's bytes and texts (reference §0.2).
+"""Iteration orders of the JVM collections whose order shows in Kafka's bytes and texts (reference §0.2).
+
+Java's hash maps (below) and Scala 2.13's integer sets (at the end): the one place that knows them.
 
 Kafka prints topic configs from a `java.util.HashMap` (`kafka-topics --describe`) or a
 `java.util.Properties` (`kafka-configs --describe`, the config znode's JSON), so reproducing their
@@ -73,3 +75,64 @@ def _split(table: list[list[str]], reverse_prefix: bool) -> list[list[str]]:
         grown[index] = low
         grown[index + n] = high
     return grown
+
+
+# --- Scala 2.13 collections of Ints (reference §0.2 rules 2 and 4) -------------------------------------
+
+_INT_MASK = 0xFFFFFFFF
+
+
+def _scala_improve(i: int) -> int:
+    """`scala.collection.Hashing.improve` of `Int.##` (the int itself), as immutable hash sets use it."""
+    h = i & _INT_MASK
+    h = (h + (~(h << 9) & _INT_MASK)) & _INT_MASK
+    h ^= h >> 14
+    h = (h + (h << 4)) & _INT_MASK
+    return (h ^ (h >> 10)) & _INT_MASK
+
+
+def scala_hash_set_order(values: Iterable[int]) -> list[int]:
+    """Iteration order of a Scala 2.13 immutable `HashSet[Int]` (or `HashMap[Int, _]` keys): a CHAMP trie
+    splits the improved hash into 5-bit fragments from the low end, and each node lists its lone
+    entries (by fragment) before the entries of its sub-nodes."""
+
+    def walk(entries: list[tuple[int, int]], shift: int) -> list[int]:
+        if shift >= 32:  # unreachable for distinct ints (improve is a bijection)
+            return [v for _, v in entries]
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for entry in entries:
+            groups.setdefault((entry[0] >> shift) & 31, []).append(entry)
+        ordered = [groups[f] for f in sorted(groups)]
+        return [g[0][1] for g in ordered if len(g) == 1] + [
+            v for g in ordered if len(g) > 1 for v in walk(g, shift + 5)
+        ]
+
+    return walk([(_scala_improve(v), v) for v in dict.fromkeys(values)], 0)
+
+
+def scala_set_order(values: Iterable[int]) -> list[int]:
+    """A Scala immutable `Set[Int]` built in this order: insertion order up to 4 elements (`Set1`..`Set4`),
+    hash-trie order beyond."""
+    distinct = list(dict.fromkeys(values))
+    return distinct if len(distinct) <= 4 else scala_hash_set_order(distinct)
+
+
+def scala_mutable_hash_order(ids: Iterable[int]) -> list[int]:
+    """Iteration order of a Scala 2.13 `mutable.HashSet[Int]` / `HashMap[Int, _]` keys filled with `ids`.
+
+    Bucket = `(h ^ (h >>> 16)) & (capacity - 1)`, buckets in ascending order, entries sorted by hash
+    inside a bucket; the table starts at 16 and doubles before the insert that would reach 0.75 of it.
+    A table that once held more elements keeps its larger capacity in Kafka; here the capacity follows
+    the current size (identical for clusters under 12 brokers).
+    """
+    unique = list(dict.fromkeys(ids))
+    capacity = 16
+    while len(unique) >= capacity * 3 // 4:
+        capacity *= 2
+
+    def improved(i: int) -> int:
+        h = i & _INT_MASK
+        h ^= h >> 16
+        return h - (1 << 32) if h >= 1 << 31 else h
+
+    return sorted(unique, key=lambda i: (improved(i) & (capacity - 1), improved(i)))

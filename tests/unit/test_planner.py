@@ -255,3 +255,14 @@ def test_leaders_are_balanced_by_reordering_only():
     plan = plan_balanced(current, [0, 1, 2])
     assert moved(current, plan.proposed) == 0
     assert sorted(leaders(plan.proposed).values()) == [3, 3, 3]
+
+
+def test_bound_stays_a_bound_when_unequal_racks_forbid_counts_within_one() -> None:
+    # two brokers in rack-0, four in rack-1: every partition needs one replica in each rack, so
+    # rack-0's brokers hold 3 replicas between them and counts within 1 are out of reach
+    current = {("topic-0", p): [0, 1] for p in range(3)}
+    racks = {0: "rack-0", 1: "rack-0", 2: "rack-1", 3: "rack-1", 4: "rack-1", 5: "rack-1"}
+    plan = plan_balanced(current, list(range(6)), racks, seed=0)
+    report = plan_report(current, plan.proposed, list(range(6)), racks)
+    assert report.rack_violations_after == 0
+    assert report.replicas_moved >= report.lower_bound.total == 3
