@@ -90,3 +90,41 @@ class ControllerMovedError(KafkaOpsError):
 
 class BadVersionError(KafkaOpsError):
     """A conditional znode write lost a race (ZooKeeper's BadVersion)."""
+
+
+class LogError(KafkaOpsError):
+    """Root of the partition log's own failures (`cluster/log`). The log also raises the protocol room's
+    Kafka-coded errors where Kafka answers a client with one (OFFSET_OUT_OF_RANGE, MESSAGE_TOO_LARGE,
+    RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE)."""
+
+
+class LogDirFailureError(LogError):
+    """A log dir could not be read or written (an OSError: disk full, read-only, I/O error), or a log in it
+    failed that way before. Kafka's KafkaStorageException: clients are answered KAFKA_STORAGE_ERROR and
+    the broker stops serving the dir rather than writing on into a log in an unknown state."""
+
+    def __init__(self, log_dir: str, message: str) -> None:
+        super().__init__(f"Error in log dir {log_dir}: {message}")
+        self.log_dir = log_dir
+
+
+class LogDirLockedError(LogError):
+    """Another process holds the log dir's `.lock`: two brokers were configured with one log dir."""
+
+
+class UnexpectedAppendOffsetError(LogError):
+    """A follower append starts below the log end offset (Kafka's UnexpectedAppendOffsetException); a
+    follower whose log is empty answers it by starting its log at `first_offset`."""
+
+    def __init__(self, message: str, first_offset: int, log_end_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.log_end_offset = log_end_offset
+
+
+class OffsetsOutOfOrderError(LogError):
+    """A follower append whose batches' offsets do not ascend (Kafka's OffsetsOutOfOrderException)."""
+
+
+class MalformedCheckpointError(LogError):
+    """A checkpoint file that does not parse (Kafka's "Malformed line in checkpoint file" IOException)."""

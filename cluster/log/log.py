@@ -1,0 +1,758 @@
+"""One partition's log: a directory `<topic>-<partition>` of segments (Kafka's `Log`, 2.8).
+
+    orders-0/
+        00000000000000000000.log         record batches as appended, back to back
+        00000000000000000000.index       offset → position, sparse   (index.py)
+        00000000000000000000.timeindex   timestamp → offset, sparse
+        00000000000000004711.log         the active segment: appends go here
+        ...
+        leader-epoch-checkpoint          epoch → start offset        (checkpoints.py)
+
+Offsets: the log start offset (first readable) ≤ the high watermark (replicated to the ISR, set by the
+replica manager) ≤ the log end offset (LEO: the next offset to write). The recovery point is the offset
+below which everything is fsynced; after a crash only the segments from the one holding it are checked.
+
+Appends store record batches exactly as received. `append_as_leader` gives them offsets from the LEO and
+the leader's epoch by patching the two header fields that lie outside the CRC, in a private copy of the
+request's bytes; `append_as_follower` writes the leader's bytes untouched. Both check every batch's CRC
+first and drop a trailing batch cut short (Kafka trims it too).
+
+Retention (Kafka's `deleteOldSegments`): whole segments go from the oldest while `retention.ms` (by
+their largest timestamp) or `retention.bytes` (by the log's size) is exceeded, or while they lie wholly
+below the log start offset, never past the high watermark; the log start offset moves up to the first
+remaining segment. The segment being appended to is never deleted while active: when every segment
+has expired, the log first rolls a new empty one, and then deletes the expired ones, as Kafka does, so an
+idle topic's data does expire.
+
+Errors: OffsetOutOfRangeError (read outside [log start, LEO]), MessageTooLargeError (a leader's batch above
+`max.message.bytes`), RecordListTooLargeError (an append above `segment.bytes`), CorruptMessageError (a
+malformed batch or bad CRC), InvalidRecordError (a batch with a negative last offset delta),
+UnexpectedAppendOffsetError / OffsetsOutOfOrderError (followers), LogDirFailureError for any I/O error: the
+log then refuses every further operation (it may hold a half-done change; restart recovery repairs it).
+
+Thread-safe: one lock per log serializes appends, reads, truncation, retention and flushes, so a flush
+holds off appends to the same partition while it fsyncs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from kafkaops.cluster.errors import (
+    LogDirFailureError,
+    LogError,
+    MalformedCheckpointError,
+    OffsetsOutOfOrderError,
+    UnexpectedAppendOffsetError,
+)
+from kafkaops.cluster.protocol.errors import (
+    InvalidRecordError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
+from kafkaops.cluster.protocol.records import iter_batches, patch_batch
+from kafkaops.cluster.protocol.types import Buffer
+
+from .checkpoints import (
+    LEADER_EPOCH_CHECKPOINT,
+    EpochEntry,
+    format_epochs,
+    fsync_dir,
+    parse_epochs,
+    read_checkpoint,
+    write_checkpoint,
+)
+from .config import LogConfig
+from .epoch_cache import LeaderEpochCache
+from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, AppendedBatch, LogSegment, TimestampOffset
+
+log = logging.getLogger(__name__)
+
+DELETE_DIR_SUFFIX = "-delete"
+
+
+def log_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_log_dir_name(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory's name, or None if it is not one (Kafka's
+    `parseTopicPartitionName`: the partition follows the last '-')."""
+    topic, dash, partition = name.rpartition("-")
+    if not topic or not dash or not partition.isascii() or not partition.isdigit():
+        return None
+    return topic, int(partition)
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppendInfo:
+    """What an append did: offsets -1 when the records held no whole batch (nothing was written)."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    batch_count: int
+    valid_bytes: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogReadResult:
+    """Whole batches as stored, and the log's offsets when they were read."""
+
+    records: bytes
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+
+
+class SegmentSummary(NamedTuple):
+    """What retention looks at in a segment."""
+
+    base_offset: int
+    size: int
+    largest_timestamp: int
+
+
+def segments_to_delete(
+    segments: Sequence[SegmentSummary],
+    *,
+    config: LogConfig,
+    now_ms: int,
+    log_start_offset: int,
+    high_watermark: int,
+    log_end_offset: int,
+) -> int:
+    """How many of the oldest segments retention deletes (Kafka 2.8 `Log.deleteOldSegments`).
+
+    Three passes, each over what the previous left: by `retention.ms`, by `retention.bytes` (only with
+    `cleanup.policy` delete), then segments wholly below the log start offset. A pass stops at the first
+    segment that is not deletable, that reaches past the high watermark, or that is the last and empty.
+    """
+    deleted = 0
+
+    def take(predicate: Callable[[SegmentSummary, SegmentSummary | None], bool]) -> None:
+        nonlocal deleted
+        while deleted < len(segments):
+            segment = segments[deleted]
+            following = segments[deleted + 1] if deleted + 1 < len(segments) else None
+            upper_bound = following.base_offset if following is not None else log_end_offset
+            if high_watermark < upper_bound or not predicate(segment, following):
+                return
+            if following is None and segment.size == 0:
+                return
+            deleted += 1
+
+    if config.delete_enabled and config.retention_ms >= 0:
+        take(lambda segment, _: now_ms - segment.largest_timestamp > config.retention_ms)
+    if config.delete_enabled and config.retention_bytes >= 0:
+        excess = sum(segment.size for segment in segments[deleted:]) - config.retention_bytes
+
+        def over_size(segment: SegmentSummary, _: SegmentSummary | None) -> bool:
+            nonlocal excess
+            if excess - segment.size < 0:
+                return False
+            excess -= segment.size
+            return True
+
+        if excess >= 0:
+            take(over_size)
+    take(lambda _, following: following is not None and following.base_offset <= log_start_offset)
+    return deleted
+
+
+class Log:
+    """A partition log, opened (and recovered if need be) by the constructor.
+
+    `log_start_offset`, `recovery_point` and `high_watermark` come from the log dir's checkpoints (0 when
+    absent); `had_clean_shutdown` skips recovery (the log dir's clean-shutdown marker). `clock` returns
+    seconds, as `time.time`. `on_dir_failure` hears about the first I/O error (the LogManager then takes
+    the whole dir offline). Raises LogDirFailureError if the directory cannot be read or written.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        *,
+        log_start_offset: int = 0,
+        recovery_point: int = 0,
+        high_watermark: int = 0,
+        had_clean_shutdown: bool = False,
+        clock: Callable[[], float] = time.time,
+        on_dir_failure: Callable[[LogDirFailureError], None] | None = None,
+    ) -> None:
+        parsed = parse_log_dir_name(directory.name)
+        if parsed is None:
+            raise ValueError(f"{directory} is not named <topic>-<partition>")
+        self.topic, self.partition = parsed
+        self.directory = directory
+        self.config = config
+        self._clock = clock
+        self._on_dir_failure = on_dir_failure
+        self._lock = threading.Lock()
+        self._failure: LogDirFailureError | None = None
+        self._closed = False
+        self._segments: list[LogSegment] = []
+        self._epochs = LeaderEpochCache()
+        self._log_end_offset = self._log_start_offset = self._recovery_point = self._high_watermark = 0
+        with self._io("load"):
+            self._load(log_start_offset, recovery_point, high_watermark, had_clean_shutdown)
+
+    @property
+    def name(self) -> str:
+        return log_dir_name(self.topic, self.partition)
+
+    def __repr__(self) -> str:
+        return (
+            f"Log({self.name}, start={self._log_start_offset}, hw={self._high_watermark}, "
+            f"leo={self._log_end_offset}, segments={len(self._segments)})"
+        )
+
+    # --- state -----------------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def size_in_bytes(self) -> int:
+        with self._lock:
+            return sum(segment.size for segment in self._segments)
+
+    @property
+    def segment_base_offsets(self) -> list[int]:
+        with self._lock:
+            return [segment.base_offset for segment in self._segments]
+
+    @property
+    def active_segment_base_offset(self) -> int:
+        with self._lock:
+            return self._segments[-1].base_offset
+
+    @property
+    def latest_epoch(self) -> int | None:
+        with self._lock:
+            return self._epochs.latest_epoch
+
+    @property
+    def epoch_entries(self) -> list[EpochEntry]:
+        with self._lock:
+            return self._epochs.entries
+
+    @property
+    def offline(self) -> bool:
+        return self._failure is not None
+
+    # --- loading and recovery --------------------------------------------------------------------------
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        return LogSegment.create(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            index_bytes=self.config.segment_index_bytes,
+            now_ms=self._now_ms(),
+        )
+
+    def _load(self, log_start_offset: int, recovery_point: int, high_watermark: int, clean: bool) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        bases = self._remove_leftovers()
+        try:
+            self._epochs = LeaderEpochCache(parse_epochs(read_checkpoint(self._epoch_path), str(self._epoch_path)))
+            epochs_lost = False
+        except (MalformedCheckpointError, ValueError) as exc:
+            log.warning("Rebuilding the leader epoch cache of %s from its batches: %s", self.name, exc)
+            epochs_lost = True
+        epochs_on_disk = self._epochs.entries
+
+        broken: set[int] = set()
+        for base in bases:
+            segment, needs_recovery = LogSegment.open(
+                self.directory,
+                base,
+                index_interval_bytes=self.config.index_interval_bytes,
+                index_bytes=self.config.segment_index_bytes,
+                now_ms=self._now_ms(),
+            )
+            self._segments.append(segment)
+            if needs_recovery:
+                broken.add(base)
+        if not self._segments:
+            self._segments.append(self._new_segment(log_start_offset))
+
+        recovered = self._recover(recovery_point if not clean else None, broken)
+        self._log_end_offset = self._segments[-1].next_offset()
+        self._log_start_offset = max(log_start_offset, self._segments[0].base_offset)
+        if self._log_end_offset < self._log_start_offset:
+            log.warning(
+                "%s: log end offset %d is below the log start offset %d; starting the log afresh there",
+                self.name,
+                self._log_end_offset,
+                self._log_start_offset,
+            )
+            for segment in reversed(self._segments):
+                segment.delete()
+            self._segments = [self._new_segment(self._log_start_offset)]
+            self._log_end_offset = self._log_start_offset
+        for segment in recovered:
+            if segment in self._segments:
+                segment.flush()
+        if recovered:
+            fsync_dir(self.directory)
+        # Everything below the LEO is on disk now: fsynced before a clean shutdown, or just recovered.
+        self._recovery_point = self._log_end_offset
+        self._high_watermark = min(max(high_watermark, self._log_start_offset), self._log_end_offset)
+
+        if epochs_lost:
+            self._rebuild_epochs()
+        self._epochs.truncate_from_end(self._log_end_offset)
+        self._epochs.truncate_from_start(self._log_start_offset)
+        if epochs_lost or self._epochs.entries != epochs_on_disk:
+            self._write_epochs()
+
+    def _remove_leftovers(self) -> list[int]:
+        """The base offsets of the segments, after removing what an interrupted operation left: a
+        checkpoint's temp file, indexes whose log is gone. Unknown files are left alone."""
+        bases: list[int] = []
+        indexes: list[tuple[int, Path]] = []
+        for path in self.directory.iterdir():
+            stem, suffix = path.stem, path.suffix
+            if path.name.endswith(".tmp"):
+                path.unlink()
+            elif len(stem) == 20 and stem.isdigit() and suffix == LOG_SUFFIX:
+                bases.append(int(stem))
+            elif len(stem) == 20 and stem.isdigit() and suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                indexes.append((int(stem), path))
+        for base, path in indexes:
+            if base not in bases:
+                log.warning("Deleting index %s: its segment is gone", path)
+                path.unlink()
+        return sorted(bases)
+
+    def _recover(self, recovery_point: int | None, broken: set[int]) -> list[LogSegment]:
+        """Recover the segments whose indexes failed their checks, and after an unclean shutdown
+        (`recovery_point` not None) every segment from the one holding the recovery point; a torn or
+        corrupt batch in one of the latter also deletes every later segment (Kafka's `recoverLog`).
+        Returns the segments recovered."""
+        recovered: list[LogSegment] = []
+        for i, segment in enumerate(self._segments):
+            following = self._segments[i + 1].base_offset if i + 1 < len(self._segments) else None
+            unflushed = recovery_point is not None and (following is None or following > recovery_point)
+            if not unflushed and segment.base_offset not in broken:
+                continue
+            truncated = segment.recover(self._epochs)
+            recovered.append(segment)
+            if truncated and unflushed and following is not None:
+                for later in reversed(self._segments[i + 1 :]):
+                    log.warning("Deleting %s: it follows a truncated segment", later.log_path)
+                    later.delete()
+                del self._segments[i + 1 :]
+                break
+        return recovered
+
+    def _rebuild_epochs(self) -> None:
+        """Refill the epoch cache from the batches' own partition leader epochs."""
+        self._epochs = LeaderEpochCache()
+        for segment in self._segments:
+            for _, header in segment.headers():
+                epoch = header.partition_leader_epoch
+                if epoch >= 0 and (self._epochs.latest_epoch is None or epoch > self._epochs.latest_epoch):
+                    self._epochs.assign(epoch, header.base_offset)
+
+    # --- plumbing --------------------------------------------------------------------------------------
+
+    @property
+    def _epoch_path(self) -> Path:
+        return self.directory / LEADER_EPOCH_CHECKPOINT
+
+    def _write_epochs(self) -> None:
+        write_checkpoint(self._epoch_path, format_epochs(self._epochs.entries))
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    @contextmanager
+    def _io(self, action: str) -> Iterator[None]:
+        """Refuse work once closed or failed; turn an OSError into this log's LogDirFailureError."""
+        if self._failure is not None:
+            raise LogDirFailureError(self._failure.log_dir, f"{self.name} is offline after an earlier error")
+        if self._closed:
+            raise LogError(f"The log of {self.name} is closed")
+        try:
+            yield
+        except OSError as exc:
+            raise self._fail(action, exc) from exc
+
+    def _fail(self, action: str, exc: OSError) -> LogDirFailureError:
+        self._failure = LogDirFailureError(str(self.directory.parent), f"{action} of {self.name} failed: {exc}")
+        if self._on_dir_failure is not None:
+            self._on_dir_failure(self._failure)
+        return self._failure
+
+    def mark_offline(self, failure: LogDirFailureError) -> None:
+        """Refuse every further operation: another log in the same dir hit `failure`. Takes no lock, so
+        that a failing log can mark its neighbours while holding its own."""
+        if self._failure is None:
+            self._failure = failure
+
+    # --- appending -------------------------------------------------------------------------------------
+
+    def append_as_leader(self, records: Buffer, leader_epoch: int) -> LogAppendInfo:
+        """Append a producer's batches with offsets from the LEO and `leader_epoch`, which also opens that
+        epoch in the epoch cache at the first offset if it is new. The caller's buffer is not modified.
+
+        Raises CorruptMessageError, InvalidRecordError, MessageTooLargeError, RecordListTooLargeError,
+        LogDirFailureError (see the module docstring)."""
+        buf = bytearray(records)
+        headers = [batch.header for batch in iter_batches(buf, allow_truncated_tail=True)]
+        for header in headers:
+            if header.size > self.config.max_message_bytes:
+                raise MessageTooLargeError(
+                    f"The record batch of {header.size} bytes is larger than max.message.bytes "
+                    f"{self.config.max_message_bytes} of {self.name}"
+                )
+            if header.last_offset_delta < 0:
+                raise InvalidRecordError(f"record batch with last offset delta {header.last_offset_delta}")
+        with self._lock, self._io("append"):
+            if not headers:
+                return self._nothing_appended()
+            offset = first_offset = self._log_end_offset
+            batches: list[AppendedBatch] = []
+            position = 0
+            for header in headers:
+                patch_batch(buf, position, base_offset=offset, partition_leader_epoch=leader_epoch)
+                batches.append(AppendedBatch(offset + header.last_offset_delta, header.max_timestamp, header.size))
+                position += header.size
+                offset += header.last_offset_delta + 1
+            epoch_starts = [(leader_epoch, first_offset)] if leader_epoch >= 0 else []
+            return self._append(memoryview(buf)[:position], batches, first_offset, epoch_starts)
+
+    def append_as_follower(self, records: Buffer) -> LogAppendInfo:
+        """Append the leader's batches byte for byte; their partition leader epochs feed the epoch cache.
+
+        Raises UnexpectedAppendOffsetError if they start below the LEO (gaps above it are allowed, as in
+        Kafka), OffsetsOutOfOrderError if they overlap each other, CorruptMessageError,
+        RecordListTooLargeError, LogDirFailureError."""
+        view = memoryview(records)
+        headers = [batch.header for batch in iter_batches(view, allow_truncated_tail=True)]
+        expected: int | None = None
+        for header in headers:
+            if header.last_offset_delta < 0 or (expected is not None and header.base_offset < expected):
+                raise OffsetsOutOfOrderError(
+                    f"Out of order offsets found in append to {self.name}: batch {header.base_offset}.."
+                    f"{header.last_offset} after offset {expected}"
+                )
+            expected = header.next_offset
+        with self._lock, self._io("append"):
+            if not headers:
+                return self._nothing_appended()
+            first_offset = headers[0].base_offset
+            if first_offset < self._log_end_offset:
+                raise UnexpectedAppendOffsetError(
+                    f"Unexpected offset in append to {self.name}. First offset {first_offset} is less than the "
+                    f"next offset {self._log_end_offset}.",
+                    first_offset,
+                    self._log_end_offset,
+                )
+            size = sum(header.size for header in headers)
+            batches = [AppendedBatch(header.last_offset, header.max_timestamp, header.size) for header in headers]
+            epoch_starts = [
+                (header.partition_leader_epoch, header.base_offset)
+                for header in headers
+                if header.partition_leader_epoch >= 0
+            ]
+            return self._append(view[:size], batches, first_offset, epoch_starts)
+
+    def _nothing_appended(self) -> LogAppendInfo:
+        return LogAppendInfo(-1, -1, -1, -1, 0, 0, self._log_start_offset)
+
+    def _append(
+        self,
+        data: memoryview,
+        batches: list[AppendedBatch],
+        first_offset: int,
+        epoch_starts: list[tuple[int, int]],
+    ) -> LogAppendInfo:
+        if len(data) > self.config.segment_bytes:
+            raise RecordListTooLargeError(
+                f"Message batch size is {len(data)} bytes in append to partition {self.name} which exceeds the "
+                f"maximum configured segment size of {self.config.segment_bytes}."
+            )
+        max_timestamp, offset_of_max_timestamp = -1, first_offset
+        for batch in batches:
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+        last_offset = batches[-1].last_offset
+        segment = self._segments[-1]
+        if segment.should_roll(
+            append_size=len(data),
+            max_timestamp=max_timestamp,
+            max_offset=last_offset,
+            now_ms=self._now_ms(),
+            segment_bytes=self.config.segment_bytes,
+            segment_ms=self.config.segment_ms,
+        ):
+            segment = self._roll(max(self._log_end_offset, first_offset))
+        # The epoch cache first, as Kafka: a crash before the data lands leaves an entry at or past the
+        # LEO, which loading drops again.
+        # A list, not a generator: every batch's epoch is assigned, not only up to the first change.
+        if any([self._epochs.assign(epoch, start) for epoch, start in epoch_starts]):
+            self._write_epochs()
+        segment.append(data, batches)
+        self._log_end_offset = last_offset + 1
+        return LogAppendInfo(
+            first_offset,
+            last_offset,
+            max_timestamp,
+            offset_of_max_timestamp,
+            len(batches),
+            len(data),
+            self._log_start_offset,
+        )
+
+    def _roll(self, base_offset: int) -> LogSegment:
+        """Start a new active segment at `base_offset`; an empty active segment is replaced instead."""
+        active = self._segments[-1]
+        if active.size == 0:
+            if active.base_offset == base_offset:
+                return active
+            self._segments.pop()
+            active.delete()
+        else:
+            active.on_become_inactive()
+        segment = self._new_segment(base_offset)
+        self._segments.append(segment)
+        return segment
+
+    def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """Open `epoch` at `start_offset` (a new leader, at its LEO: Kafka's `maybeAssignEpochStartOffset`)."""
+        with self._lock, self._io("epoch assignment"):
+            if self._epochs.assign(epoch, start_offset):
+                self._write_epochs()
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as OffsetForLeaderEpoch answers (LeaderEpochCache.end_offset_for)."""
+        with self._lock:
+            return self._epochs.end_offset_for(epoch, self._log_end_offset)
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, *, min_one_batch: bool = True
+    ) -> LogReadResult:
+        """Whole batches from the one holding `fetch_offset`, from a single segment, up to `max_bytes` (but
+        at least one batch with `min_one_batch`, as Kafka returns to the first partition of a fetch) and
+        only batches wholly below `max_offset` (the high watermark, for consumers).
+
+        Raises OffsetOutOfRangeError below the log start offset or above the LEO; the LEO itself reads
+        empty."""
+        with self._lock, self._io("read"):
+            records = b""
+            if fetch_offset < self._log_start_offset or fetch_offset > self._log_end_offset:
+                raise OffsetOutOfRangeError(
+                    f"Received request for offset {fetch_offset} for partition {self.name}, but we only have "
+                    f"log segments in the range {self._log_start_offset} to {self._log_end_offset}."
+                )
+            if fetch_offset < self._log_end_offset:
+                first = self._segment_index(fetch_offset)
+                for segment in self._segments[first:]:
+                    data = segment.read(fetch_offset, max_bytes, max_offset, min_one_batch)
+                    if data is not None:
+                        records = data
+                        break
+            return LogReadResult(records, self._log_start_offset, self._log_end_offset, self._high_watermark)
+
+    def _segment_index(self, offset: int) -> int:
+        """The index of the segment that would hold `offset` (the last with base offset ≤ it; 0 if none)."""
+        return max(0, bisect.bisect_right(self._segments, offset, key=lambda segment: segment.base_offset) - 1)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """The first record at or after the log start whose timestamp is ≥ `timestamp` (ListOffsets with
+        a timestamp), searched in the first segment whose largest timestamp reaches it."""
+        with self._lock, self._io("timestamp lookup"):
+            for segment in self._segments:
+                if segment.largest_timestamp() >= timestamp:
+                    return segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+            return None
+
+    # --- offsets ---------------------------------------------------------------------------------------
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Raise the high watermark to `offset`, capped at the LEO; it never moves back here (only
+        truncation lowers it). Returns the high watermark."""
+        with self._lock:
+            self._high_watermark = max(self._high_watermark, min(offset, self._log_end_offset))
+            return self._high_watermark
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Raise the log start offset (a follower following its leader's); data below it becomes
+        unreadable now and its segments go at the next retention run. Raises OffsetOutOfRangeError above
+        the high watermark, as Kafka. Returns whether it moved."""
+        with self._lock, self._io("log start offset increment"):
+            if offset > self._high_watermark:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {offset} of partition {self.name} since it is "
+                    f"larger than the high watermark {self._high_watermark}"
+                )
+            return self._increment_log_start_offset(offset)
+
+    def _increment_log_start_offset(self, offset: int) -> bool:
+        if offset <= self._log_start_offset:
+            return False
+        self._log_start_offset = offset
+        self._high_watermark = max(self._high_watermark, offset)
+        if self._epochs.truncate_from_start(offset):
+            self._write_epochs()
+        return True
+
+    # --- truncation ------------------------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove every batch holding an offset ≥ `offset` (a follower diverging from its new leader).
+        A batch straddling `offset` goes whole and the LEO becomes its base offset, so the next fetch
+        brings it back whole. The HW, recovery point and log start follow the LEO down; epochs starting at
+        or after it are dropped. Returns False if `offset` is not below the LEO (nothing to do)."""
+        if offset < 0:
+            raise ValueError(f"Cannot truncate {self.name} to a negative offset ({offset})")
+        with self._lock, self._io("truncation"):
+            if offset >= self._log_end_offset:
+                return False
+            if self._segments[0].base_offset > offset:
+                self._truncate_fully(offset)
+                return True
+            keep = self._segment_index(offset) + 1
+            for segment in reversed(self._segments[keep:]):
+                segment.delete()
+            del self._segments[keep:]
+            cut_at = self._segments[-1].truncate_to(offset, self._now_ms())
+            end = offset if cut_at is None else min(offset, cut_at)
+            self._log_end_offset = end
+            self._recovery_point = min(self._recovery_point, end)
+            self._log_start_offset = min(self._log_start_offset, end)
+            self._high_watermark = min(self._high_watermark, end)
+            if self._epochs.truncate_from_end(end):
+                self._write_epochs()
+            return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and start empty at `offset` (a follower that fell below its leader's log
+        start): log start, LEO, HW and recovery point all become `offset`; the epoch cache is emptied."""
+        if offset < 0:
+            raise ValueError(f"Cannot start {self.name} at a negative offset ({offset})")
+        with self._lock, self._io("truncation"):
+            self._truncate_fully(offset)
+
+    def _truncate_fully(self, offset: int) -> None:
+        for segment in reversed(self._segments):
+            segment.delete()
+        self._segments = [self._new_segment(offset)]
+        self._log_start_offset = self._log_end_offset = self._high_watermark = self._recovery_point = offset
+        self._epochs.clear()
+        self._write_epochs()
+
+    # --- retention, flush, config, lifecycle -----------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """Apply retention (see `segments_to_delete`); returns the number of segments deleted."""
+        with self._lock, self._io("retention"):
+            summaries = [
+                SegmentSummary(segment.base_offset, segment.size, segment.largest_timestamp())
+                for segment in self._segments
+            ]
+            count = segments_to_delete(
+                summaries,
+                config=self.config,
+                now_ms=self._now_ms(),
+                log_start_offset=self._log_start_offset,
+                high_watermark=self._high_watermark,
+                log_end_offset=self._log_end_offset,
+            )
+            if count == 0:
+                return 0
+            if count == len(self._segments):
+                self._roll(self._log_end_offset)
+            doomed = self._segments[:count]
+            del self._segments[:count]
+            self._increment_log_start_offset(self._segments[0].base_offset)
+            for segment in doomed:
+                log.info("Deleting segment %s of %s (retention)", segment.base_offset, self.name)
+                segment.delete()
+            return count
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync every segment with data below `offset` (default: the LEO) and not yet flushed, then move
+        the recovery point up to it."""
+        with self._lock, self._io("flush"):
+            target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
+            if target <= self._recovery_point:
+                return
+            for i, segment in enumerate(self._segments):
+                following = self._segments[i + 1].base_offset if i + 1 < len(self._segments) else None
+                if segment.base_offset < target and (following is None or following > self._recovery_point):
+                    segment.flush()
+            fsync_dir(self.directory)
+            self._recovery_point = target
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply new topic configs now: the next append, roll and retention run use them (the active
+        segment's index interval and index size too)."""
+        with self._lock:
+            self.config = config
+            active = self._segments[-1]
+            active.index_interval_bytes = config.index_interval_bytes
+            active.offset_index.max_entries = config.segment_index_bytes // active.offset_index.entry_size
+            active.time_index.max_entries = config.segment_index_bytes // active.time_index.entry_size
+
+    def close(self) -> None:
+        """Release the files; cleanly (each segment's max timestamp into its time index) unless the log
+        failed. Flush first for a clean shutdown: LogManager.shutdown does. Closing twice does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                for segment in self._segments:
+                    if self._failure is None:
+                        segment.close()
+                    else:
+                        segment.close_handles()
+            except OSError as exc:
+                raise self._fail("close", exc) from exc
+
+    def delete(self) -> None:
+        """Delete the whole partition directory: renamed to `<topic>-<partition>.<id>-delete` first, so a
+        crash half way leaves a name the LogManager deletes on start rather than a damaged log."""
+        with self._lock, self._io("deletion"):
+            for segment in self._segments:
+                segment.close_handles()
+            self._closed = True
+            doomed = self.directory.with_name(f"{self.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            os.rename(self.directory, doomed)
+            fsync_dir(self.directory.parent)
+            shutil.rmtree(doomed)

@@ -1,0 +1,333 @@
+"""A broker's logs across its `log.dirs` (Kafka's `LogManager`, 2.8, without the scheduler).
+
+    <log dir>/
+        .lock                               flock'ed while this process uses the dir
+        .kafka_cleanshutdown                present only between a clean shutdown and the next start
+        replication-offset-checkpoint       high watermarks
+        recovery-point-offset-checkpoint    offsets below which each log is fsynced
+        log-start-offset-checkpoint         log start offsets above the first segment's base
+        <topic>-<partition>/                one Log each
+        <topic>-<partition>.<id>-delete/    a deletion interrupted by a crash: removed on start
+
+`startup` locks each dir, reads its checkpoints and opens every partition directory in it: without the
+clean-shutdown marker, each log recovers from its recovery point. Unreadable checkpoints are not fatal,
+as in Kafka: recovery then starts from offset 0, log start offsets from the first segments, and high
+watermarks from the log start offsets (they only rise again as the ISR confirms data).
+
+The caller schedules the periodic work, as Kafka's scheduler would: `cleanup_logs` (retention,
+`log.retention.check.interval.ms`), `flush_logs` (fsync of rolled segments, which moves recovery points
+up), `checkpoint_high_watermarks` (`replica.high.watermark.checkpoint.interval.ms`) and
+`checkpoint_recovery_points` (`log.flush.offset.checkpoint.interval.ms`).
+
+Dir failures: an OSError in a dir (from a log or a checkpoint write) takes the whole dir offline: every
+log in it refuses further work with LogDirFailureError (KAFKA_STORAGE_ERROR to clients), the periodic
+jobs skip it, new logs go elsewhere, and shutdown leaves it without the clean marker so the next start
+recovers it. A dir that cannot be opened at start is offline from the start; if every dir is, startup
+raises LogDirFailureError. LogDirLockedError when another process holds a dir's lock is always fatal.
+
+Thread-safe: a lock guards the map of logs; work on the logs themselves runs outside it, under each
+log's own lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from kafkaops.cluster.errors import LogDirFailureError, LogDirLockedError, LogError, MalformedCheckpointError
+
+from .checkpoints import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    format_offsets,
+    fsync_dir,
+    parse_offsets,
+    read_checkpoint,
+    write_checkpoint,
+)
+from .config import LogConfig
+from .log import DELETE_DIR_SUFFIX, Log, log_dir_name, parse_log_dir_name
+
+log = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+LOCK_FILE = ".lock"
+
+TopicPartition = tuple[str, int]
+
+
+class LogManager:
+    """The logs of one broker. `default_config` is the broker's `log.*` settings as topic defaults;
+    `topic_configs` maps a topic to its overrides (plain `/config/topics` values). `clock` returns
+    seconds, as `time.time`. Nothing is read before `startup`."""
+
+    def __init__(
+        self,
+        log_dirs: Sequence[str | os.PathLike[str]],
+        *,
+        default_config: LogConfig | None = None,
+        topic_configs: Mapping[str, Mapping[str, object]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not log_dirs:
+            raise ValueError("At least one log directory must be given")
+        self.log_dirs = [Path(directory) for directory in log_dirs]
+        self.default_config = default_config if default_config is not None else LogConfig()
+        self._topic_configs = {
+            topic: LogConfig.from_mapping(overrides, self.default_config)
+            for topic, overrides in (topic_configs or {}).items()
+        }
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._logs: dict[TopicPartition, Log] = {}
+        self._offline: set[Path] = set()
+        self._dir_locks: dict[Path, int] = {}
+
+    # --- start and stop ---------------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Lock and load every log dir (see the module docstring for what fails how)."""
+        for directory in self.log_dirs:
+            try:
+                self._load_dir(directory)
+            except (OSError, LogDirFailureError) as exc:
+                log.error("Log directory %s is offline: cannot load it: %s", directory, exc)
+                self._take_offline(directory)
+        if len(self._offline) == len(self.log_dirs):
+            raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory could be loaded")
+
+    def _load_dir(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            raise LogDirLockedError(
+                f"Failed to acquire lock on file .lock in {directory}. A Kafka instance in another process or "
+                "thread is using this directory."
+            ) from None
+        self._dir_locks[directory] = lock_fd
+        marker = directory / CLEAN_SHUTDOWN_FILE
+        clean = marker.exists()
+        recovery_points = self._read_offsets(directory, RECOVERY_POINT_OFFSET_CHECKPOINT, "recovery starts at 0")
+        log_starts = self._read_offsets(directory, LOG_START_OFFSET_CHECKPOINT, "starting from the first segments")
+        high_watermarks = self._read_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, "starting from the log starts")
+        for child in sorted(directory.iterdir()):
+            if not child.is_dir():
+                continue
+            if child.name.endswith(DELETE_DIR_SUFFIX):
+                log.info("Deleting %s: its deletion was interrupted", child)
+                shutil.rmtree(child)
+                continue
+            key = parse_log_dir_name(child.name)
+            if key is None:
+                log.warning("Ignoring %s: not a <topic>-<partition> directory", child)
+                continue
+            if key in self._logs:
+                raise LogError(f"Duplicate log directories for {child.name}: {self._logs[key].directory}, {child}")
+            self._logs[key] = Log(
+                child,
+                self.config_for(key[0]),
+                log_start_offset=log_starts.get(key, 0),
+                recovery_point=recovery_points.get(key, 0),
+                high_watermark=high_watermarks.get(key, 0),
+                had_clean_shutdown=clean,
+                clock=self._clock,
+                on_dir_failure=self._dir_failed,
+            )
+        # From here on a crash is unclean again.
+        marker.unlink(missing_ok=True)
+        fsync_dir(directory)
+
+    @staticmethod
+    def _read_offsets(directory: Path, name: str, fallback: str) -> dict[TopicPartition, int]:
+        path = directory / name
+        try:
+            return parse_offsets(read_checkpoint(path), str(path))
+        except MalformedCheckpointError as exc:
+            log.warning("Ignoring %s (%s): %s", path, fallback, exc)
+            return {}
+
+    def shutdown(self) -> None:
+        """Flush and close every log, write the checkpoints, mark each healthy dir cleanly shut down and
+        release the dir locks. A dir that fails on the way is left without the marker."""
+        self.checkpoint_high_watermarks()
+        for directory in self.online_dirs:
+            try:
+                for entry in self._logs_in(directory):
+                    entry.flush()
+            except LogDirFailureError:
+                continue
+        self.checkpoint_recovery_points()
+        for entry in self.logs.values():
+            try:
+                entry.close()
+            except LogDirFailureError:
+                continue
+        for directory in self.online_dirs:
+            try:
+                (directory / CLEAN_SHUTDOWN_FILE).touch()
+                fsync_dir(directory)
+            except OSError as exc:
+                self._dir_io_failed(directory, exc)
+        for lock_fd in self._dir_locks.values():
+            os.close(lock_fd)
+        self._dir_locks.clear()
+
+    # --- logs ------------------------------------------------------------------------------------------
+
+    @property
+    def logs(self) -> dict[TopicPartition, Log]:
+        with self._lock:
+            return dict(self._logs)
+
+    @property
+    def online_dirs(self) -> list[Path]:
+        return [directory for directory in self.log_dirs if directory not in self._offline]
+
+    @property
+    def offline_dirs(self) -> frozenset[Path]:
+        return frozenset(self._offline)
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        with self._lock:
+            return self._logs.get((topic, partition))
+
+    def get_or_create_log(self, topic: str, partition: int) -> Log:
+        """The partition's log, created in the online dir holding the fewest logs if there is none (Kafka's
+        `nextLogDirs`). Raises LogDirFailureError when no dir is online or the new log cannot be made."""
+        with self._lock:
+            existing = self._logs.get((topic, partition))
+            if existing is not None:
+                return existing
+            online = self.online_dirs
+            if not online:
+                raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory is online")
+            counts = {directory: 0 for directory in online}
+            for entry in self._logs.values():
+                if entry.directory.parent in counts:
+                    counts[entry.directory.parent] += 1
+            directory = min(online, key=counts.__getitem__)
+            created = Log(
+                directory / log_dir_name(topic, partition),
+                self.config_for(topic),
+                clock=self._clock,
+                on_dir_failure=self._dir_failed,
+            )
+            self._logs[(topic, partition)] = created
+            return created
+
+    def delete_log(self, topic: str, partition: int) -> bool:
+        """Delete the partition's log and its checkpoint entries; False if there was none."""
+        with self._lock:
+            doomed = self._logs.pop((topic, partition), None)
+        if doomed is None:
+            return False
+        doomed.delete()
+        directory = doomed.directory.parent
+        self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+        self._write_recovery_checkpoints(directory)
+        return True
+
+    def _logs_in(self, directory: Path) -> list[Log]:
+        with self._lock:
+            return [entry for entry in self._logs.values() if entry.directory.parent == directory]
+
+    # --- configs ---------------------------------------------------------------------------------------
+
+    def config_for(self, topic: str) -> LogConfig:
+        return self._topic_configs.get(topic, self.default_config)
+
+    def set_topic_config(self, topic: str, overrides: Mapping[str, object]) -> LogConfig:
+        """Replace the topic's overrides (a config-change notification) and apply them to its logs now.
+        Raises InvalidConfigurationError, changing nothing, if a value is invalid."""
+        config = LogConfig.from_mapping(overrides, self.default_config)
+        with self._lock:
+            self._topic_configs[topic] = config
+            affected = [entry for (name, _), entry in self._logs.items() if name == topic]
+        for entry in affected:
+            entry.update_config(config)
+        return config
+
+    # --- periodic work ---------------------------------------------------------------------------------
+
+    def _online_logs(self) -> list[Log]:
+        with self._lock:
+            return [entry for entry in self._logs.values() if entry.directory.parent not in self._offline]
+
+    def cleanup_logs(self) -> int:
+        """Apply retention to every online log; returns the number of segments deleted."""
+        deleted = 0
+        for entry in self._online_logs():
+            try:
+                deleted += entry.delete_old_segments()
+            except LogDirFailureError:
+                continue  # the dir is offline now; the other dirs carry on
+        return deleted
+
+    def flush_logs(self) -> None:
+        """fsync every online log's rolled segments (Kafka flushes a segment once it rolls), which moves
+        the recovery points up to the active segments."""
+        for entry in self._online_logs():
+            try:
+                entry.flush(entry.active_segment_base_offset)
+            except LogDirFailureError:
+                continue
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write each online dir's `replication-offset-checkpoint`."""
+        for directory in self.online_dirs:
+            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+
+    def checkpoint_recovery_points(self) -> None:
+        """Write each online dir's `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint`."""
+        for directory in self.online_dirs:
+            self._write_recovery_checkpoints(directory)
+
+    def _write_recovery_checkpoints(self, directory: Path) -> None:
+        self._write_offsets(directory, RECOVERY_POINT_OFFSET_CHECKPOINT, lambda entry: entry.recovery_point)
+        # Only log start offsets that the segments do not already imply, as Kafka writes them.
+        self._write_offsets(
+            directory,
+            LOG_START_OFFSET_CHECKPOINT,
+            lambda entry: entry.log_start_offset if entry.log_start_offset > entry.segment_base_offsets[0] else None,
+        )
+
+    def _write_offsets(self, directory: Path, name: str, offset_of: Callable[[Log], int | None]) -> None:
+        offsets: dict[TopicPartition, int] = {}
+        for entry in self._logs_in(directory):
+            offset = offset_of(entry)
+            if offset is not None:
+                offsets[(entry.topic, entry.partition)] = offset
+        try:
+            write_checkpoint(directory / name, format_offsets(offsets))
+        except OSError as exc:
+            self._dir_io_failed(directory, exc)
+
+    # --- dir failures ----------------------------------------------------------------------------------
+
+    def _dir_io_failed(self, directory: Path, exc: OSError) -> None:
+        failure = LogDirFailureError(str(directory), str(exc))
+        log.error("Log directory %s is offline: %s", directory, exc)
+        self._take_offline(directory, failure)
+
+    def _dir_failed(self, failure: LogDirFailureError) -> None:
+        """A log's I/O failed. Called under that log's lock, so it takes no lock itself (copying the
+        dict's values is atomic under the GIL) and marks the neighbours without locking them."""
+        log.error("Log directory %s is offline: %s", failure.log_dir, failure)
+        self._take_offline(Path(failure.log_dir), failure)
+
+    def _take_offline(self, directory: Path, failure: LogDirFailureError | None = None) -> None:
+        self._offline.add(directory)
+        if failure is not None:
+            for entry in list(self._logs.values()):
+                if entry.directory.parent == directory:
+                    entry.mark_offline(failure)

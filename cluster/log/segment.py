@@ -1,0 +1,414 @@
+"""One segment of a partition log: `<base offset>.log` and its two indexes (Kafka's `LogSegment`).
+
+The `.log` file is record batches back to back, exactly as they were appended: no header, no padding,
+no framing of ours. Batches are found by walking their own length fields (records.read_header), starting
+from the offset index's entry at or below the offset wanted, so a lookup reads at most about
+`index.interval.bytes` of headers before it reaches its batch.
+
+Reads go through `os.pread` on a descriptor held for the segment's life; appends are one `os.pwrite` of
+everything appended at once. I/O errors surface as OSError: the owning `Log` turns them into
+LogDirFailureError. Not thread-safe: the owning log's lock covers it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from kafkaops.cluster.protocol.errors import CorruptMessageError
+from kafkaops.cluster.protocol.records import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    Batch,
+    BatchHeader,
+    iter_batches,
+    iter_records,
+    read_header,
+)
+
+from .epoch_cache import LeaderEpochCache
+from .index import OffsetIndex, TimeIndex
+
+log = logging.getLogger(__name__)
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+INT32_MAX = 2**31 - 1
+
+_SCAN_CHUNK = 16 * 1024
+"""Header walks read this much at a time: a few index intervals of headers per read."""
+_RECOVERY_CHUNK = 8 * 1024 * 1024
+"""Recovery validates this much at a time (grown for a batch that does not fit)."""
+
+
+def segment_file_name(base_offset: int, suffix: str) -> str:
+    """Kafka's `filenamePrefixFromOffset`: the base offset in 20 digits, zero-padded."""
+    return f"{base_offset:020d}{suffix}"
+
+
+class AppendedBatch(NamedTuple):
+    """What a segment needs to know of a batch it is given: its offsets, max timestamp and size (the
+    header as the log will store it, i.e. after the leader assigned its offsets)."""
+
+    last_offset: int
+    max_timestamp: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimestampOffset:
+    """The first record at or after a timestamp: its timestamp, its offset, its batch's leader epoch
+    (-1 when the batch carries none), as ListOffsets answers."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+def _pread(fd: int, size: int, position: int) -> bytes:
+    """Exactly `size` bytes from `position`, fewer only at the end of the file."""
+    data = os.pread(fd, size, position)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    read = len(data)
+    while read < size:
+        more = os.pread(fd, size - read, position + read)
+        if not more:
+            break
+        parts.append(more)
+        read += len(more)
+    return b"".join(parts)
+
+
+class LogSegment:
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        fd: int,
+        size: int,
+        offset_index: OffsetIndex,
+        time_index: TimeIndex,
+        *,
+        index_interval_bytes: int,
+        created_ms: int,
+    ) -> None:
+        self.base_offset = base_offset
+        self.log_path = directory / segment_file_name(base_offset, LOG_SUFFIX)
+        self.size = size
+        self.offset_index = offset_index
+        self.time_index = time_index
+        self.index_interval_bytes = index_interval_bytes
+        self.created_ms = created_ms
+        self.max_timestamp, self.offset_of_max_timestamp = time_index.last_entry
+        self._fd = fd
+        self._bytes_since_last_index_entry = 0
+        # The first batch's max timestamp, which segment.ms counts from (None: not read yet, or empty).
+        self._rolling_based_timestamp: int | None = None
+
+    # --- opening ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls, directory: Path, base_offset: int, *, index_interval_bytes: int, index_bytes: int, now_ms: int
+    ) -> LogSegment:
+        """A new, empty segment; files left under its name (an earlier life of the log) are emptied."""
+        fd = os.open(directory / segment_file_name(base_offset, LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        offset_index = OffsetIndex(
+            directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, index_bytes // 8
+        )
+        time_index = TimeIndex(
+            directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX), base_offset, index_bytes // 12
+        )
+        # Created now, empty, so that loading never mistakes a young segment's index for a lost one.
+        offset_index.reset()
+        time_index.reset()
+        return cls(
+            directory,
+            base_offset,
+            fd,
+            0,
+            offset_index,
+            time_index,
+            index_interval_bytes=index_interval_bytes,
+            created_ms=now_ms,
+        )
+
+    @classmethod
+    def open(
+        cls, directory: Path, base_offset: int, *, index_interval_bytes: int, index_bytes: int, now_ms: int
+    ) -> tuple[LogSegment, bool]:
+        """An existing segment, and whether its indexes failed their checks (it must then be recovered)."""
+        fd = os.open(directory / segment_file_name(base_offset, LOG_SUFFIX), os.O_RDWR)
+        size = os.fstat(fd).st_size
+        index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
+        time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
+        offset_index = OffsetIndex.load(index_path, base_offset, index_bytes // 8, size)
+        time_index = TimeIndex.load(time_index_path, base_offset, index_bytes // 12)
+        segment = cls(
+            directory,
+            base_offset,
+            fd,
+            size,
+            offset_index or OffsetIndex(index_path, base_offset, index_bytes // 8),
+            time_index or TimeIndex(time_index_path, base_offset, index_bytes // 12),
+            index_interval_bytes=index_interval_bytes,
+            created_ms=now_ms,
+        )
+        broken = offset_index is None or time_index is None or not segment._last_index_entry_matches()
+        return segment, broken
+
+    def _last_index_entry_matches(self) -> bool:
+        """Whether the offset index's last entry points at a batch that ends at that offset."""
+        if not len(self.offset_index):
+            return True
+        offset, position = self.offset_index.last_entry
+        try:
+            header = read_header(_pread(self._fd, HEADER_SIZE, position))
+        except CorruptMessageError:
+            header = None
+        if header is None or header.last_offset != offset or position + header.size > self.size:
+            log.warning("Rebuilding index %s: its last entry does not match the log", self.offset_index.path)
+            return False
+        return True
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    def headers(self, start: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+        """(position, header) of every batch from `start` (a batch boundary) to the end. The framing is
+        trusted (it was checked on append or by recovery); garbage raises CorruptMessageError."""
+        chunk, chunk_start = b"", start
+        position = start
+        while position < self.size:
+            at = position - chunk_start
+            if len(chunk) - at < HEADER_SIZE:
+                chunk, chunk_start, at = _pread(self._fd, min(_SCAN_CHUNK, self.size - position), position), position, 0
+            header = read_header(chunk, at)
+            yield position, header
+            position += header.size
+
+    def translate_offset(self, offset: int) -> tuple[int, BatchHeader] | None:
+        """The position and header of the first batch whose last offset is ≥ `offset`, if any."""
+        _, start = self.offset_index.lookup(offset)
+        for position, header in self.headers(start):
+            if header.last_offset >= offset:
+                return position, header
+        return None
+
+    def read(self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool) -> bytes | None:
+        """Whole batches from the one holding `offset`: as many as fit in `max_bytes` (at least the first
+        with `min_one_batch`), none whose last offset reaches `max_offset`. None when no batch here
+        reaches `offset` (the caller tries the next segment)."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return None
+        start, first = found
+        if max_offset is not None and first.last_offset >= max_offset:
+            return b""
+        limit = first.size if min_one_batch and first.size > max_bytes else max_bytes
+        data = _pread(self._fd, min(limit, self.size - start), start)
+        end = 0
+        while len(data) - end >= HEADER_SIZE:
+            header = read_header(data, end)
+            if end + header.size > len(data) or (max_offset is not None and header.last_offset >= max_offset):
+                break
+            end += header.size
+        return data if end == len(data) else data[:end]
+
+    def next_offset(self) -> int:
+        """The offset after the last batch (the base offset when empty): Kafka's `readNextOffset`."""
+        _, position = self.offset_index.last_entry
+        next_offset = self.base_offset
+        for _, header in self.headers(position):
+            next_offset = header.next_offset
+        return next_offset
+
+    def largest_timestamp(self) -> int:
+        """The largest record timestamp, or the file's modification time if there is none (Kafka)."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return os.stat(self.log_path).st_mtime_ns // 1_000_000
+
+    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> TimestampOffset | None:
+        """The first record at or after `starting_offset` whose timestamp is ≥ `timestamp` (Kafka's
+        `findOffsetByTimestamp`). Reads records: UnsupportedCompressionTypeError for codecs other than
+        none and gzip."""
+        _, indexed_offset = self.time_index.lookup(timestamp)
+        _, start = self.offset_index.lookup(max(indexed_offset, starting_offset))
+        for position, header in self.headers(start):
+            if header.max_timestamp < timestamp:
+                continue
+            batch = Batch(header, memoryview(_pread(self._fd, header.size, position)))
+            for record in iter_records(batch):
+                if record.timestamp >= timestamp and record.offset >= starting_offset:
+                    return TimestampOffset(record.timestamp, record.offset, header.partition_leader_epoch)
+        return None
+
+    # --- writing ---------------------------------------------------------------------------------------
+
+    def append(self, data: memoryview, batches: Sequence[AppendedBatch]) -> None:
+        """Write `data` (the `batches`, back to back) at the end, then index them."""
+        position = self.size
+        written = 0
+        try:
+            while written < len(data):
+                written += os.pwrite(self._fd, data[written:], position + written)
+        except OSError:
+            # Leave no torn batch behind if the disk allows it; the log goes offline either way.
+            try:
+                os.ftruncate(self._fd, position)
+            except OSError:
+                log.exception("Cannot remove a partly written batch from %s", self.log_path)
+            raise
+        for batch in batches:
+            self._track(position, batch.last_offset, batch.max_timestamp, batch.size)
+            position += batch.size
+        self.size = position
+
+    def _track(self, position: int, last_offset: int, max_timestamp: int, size: int) -> None:
+        """Kafka's `LogSegment.append` bookkeeping for one batch at `position`: the running max timestamp,
+        then an index entry if more than `index.interval.bytes` went by since the last one."""
+        if position == 0:
+            self._rolling_based_timestamp = max_timestamp
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = max_timestamp, last_offset
+        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_last_index_entry = 0
+        self._bytes_since_last_index_entry += size
+
+    def should_roll(
+        self, *, append_size: int, max_timestamp: int, max_offset: int, now_ms: int, segment_bytes: int, segment_ms: int
+    ) -> bool:
+        """Kafka's `shouldRoll`: full by bytes, old by time (counted from the first batch's timestamp when
+        it has one, else from the segment's creation), a full index, or an offset too far from the base
+        for a relative INT32."""
+        return (
+            self.size > segment_bytes - append_size
+            or (self.size > 0 and self._time_waited_for_roll(now_ms, max_timestamp) > segment_ms)
+            or self.offset_index.is_full
+            or self.time_index.is_full
+            or max_offset - self.base_offset > INT32_MAX
+        )
+
+    def _time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
+        if self._rolling_based_timestamp is None and self.size > 0:
+            self._rolling_based_timestamp = read_header(_pread(self._fd, HEADER_SIZE, 0)).max_timestamp
+        if self._rolling_based_timestamp is not None and self._rolling_based_timestamp >= 0:
+            return message_timestamp - self._rolling_based_timestamp
+        return now_ms - self.created_ms
+
+    def recover(self, epochs: LeaderEpochCache) -> int:
+        """Rebuild the indexes from the log, validating it batch by batch (CRC, framing, offsets ascending
+        from the base and within INT32 of it), and cut it at the first batch that fails: a torn or
+        corrupt tail. Batches with a newer leader epoch than the cache's latest are assigned to it.
+        Returns the number of bytes cut."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
+        self._bytes_since_last_index_entry = 0
+        self._rolling_based_timestamp = None
+        valid = 0
+        expected = self.base_offset
+        problem = "a batch is cut short"
+        try:
+            for position, batch in self._valid_batches():
+                header = batch.header
+                if header.base_offset < expected or header.last_offset_delta < 0:
+                    problem = f"batch at offset {header.base_offset} does not follow offset {expected - 1}"
+                    break
+                if header.last_offset - self.base_offset > INT32_MAX:
+                    problem = f"offset {header.last_offset} is too far from the base offset"
+                    break
+                self._track(position, header.last_offset, header.max_timestamp, header.size)
+                epoch = header.partition_leader_epoch
+                if epoch >= 0 and (epochs.latest_epoch is None or epoch > epochs.latest_epoch):
+                    epochs.assign(epoch, header.base_offset)
+                valid = position + header.size
+                expected = header.next_offset
+        except CorruptMessageError as exc:
+            problem = str(exc)
+        # A cleanly closed segment ends with its max timestamp in the time index; so does a recovered one.
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        truncated = self.size - valid
+        if truncated:
+            log.warning("Truncating %s at byte %d (%d bytes): %s", self.log_path, valid, truncated, problem)
+            os.ftruncate(self._fd, valid)
+            self.size = valid
+        return truncated
+
+    def _valid_batches(self) -> Iterator[tuple[int, Batch]]:
+        """(position, batch) of the whole, CRC-checked batches from the start; stops silently at a batch
+        cut short by the end of the file and raises CorruptMessageError at a malformed one."""
+        position = 0
+        chunk_size = _RECOVERY_CHUNK
+        while position < self.size:
+            data = _pread(self._fd, min(chunk_size, self.size - position), position)
+            consumed = 0
+            for batch in iter_batches(data, allow_truncated_tail=True):
+                yield position + consumed, batch
+                consumed += batch.header.size
+            if consumed == 0:
+                if position + len(data) >= self.size or len(data) < LOG_OVERHEAD:
+                    return  # the file ends inside this batch: a torn tail
+                # A batch larger than the chunk: read it whole next time round.
+                chunk_size = max(chunk_size, int.from_bytes(data[8:12], "big", signed=True) + LOG_OVERHEAD)
+            position += consumed
+
+    def truncate_to(self, offset: int, now_ms: int) -> int | None:
+        """Remove the batches holding offsets ≥ `offset`, whole (one holding `offset` goes too). Returns
+        the base offset of the first batch removed, or None if nothing was."""
+        found = self.translate_offset(offset)
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        self._bytes_since_last_index_entry = 0
+        self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry
+        if found is None:
+            return None
+        position, header = found
+        os.ftruncate(self._fd, position)
+        self.size = position
+        if position == 0:
+            self.created_ms = now_ms
+            self._rolling_based_timestamp = None
+        return header.base_offset
+
+    def on_become_inactive(self) -> None:
+        """The log rolled past this segment: record its max timestamp and drop the index descriptors."""
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        self.offset_index.close()
+        self.time_index.close()
+
+    def flush(self) -> None:
+        os.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def close(self) -> None:
+        """Close cleanly: the max timestamp goes into the time index, as on roll."""
+        self.on_become_inactive()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    def close_handles(self) -> None:
+        """Release the descriptors without writing anything (the log is failed, or being deleted)."""
+        self._close_log()
+        self.offset_index.close()
+        self.time_index.close()
+
+    def delete(self) -> None:
+        self._close_log()
+        self.offset_index.delete()
+        self.time_index.delete()
+        self.log_path.unlink(missing_ok=True)
