@@ -30,8 +30,9 @@ DESCRIPTION = (
 EXACTLY_ONE_INPUT = 'Provide arguments to exactly one of the two options "[logs]" or "[logs-regex]"'
 
 AUTO_SPARK_BYTES = 8 * 1024**3
-"""--engine auto hands inputs larger than this to Spark. Below it the streaming engine wins on one machine:
-Spark's start-up alone is seconds, and its sort is not faster per core (see bench/statechange_merge.py)."""
+"""With a --master (a Spark cluster), --engine auto hands inputs larger than this to Spark. Without one it
+never does: on one machine the streaming engine is faster at any size (one core streams what embedded
+Spark sorts with all of them at several times the cost: see bench/statechange_merge.py)."""
 
 
 class Engine(enum.StrEnum):
@@ -51,12 +52,12 @@ def is_remote(path: str) -> bool:
     return "://" in path
 
 
-def choose_engine(engine: Engine, remote: bool, local_bytes: int, output: MergeFormat) -> Engine:
+def choose_engine(engine: Engine, remote: bool, local_bytes: int, output: MergeFormat, master: str | None) -> Engine:
     """Raises InvalidArgumentError for a combination only Spark can do on the local engine."""
     if engine is Engine.auto:
-        return (
-            Engine.spark if remote or output is MergeFormat.parquet or local_bytes > AUTO_SPARK_BYTES else Engine.local
-        )
+        on_cluster = master is not None and not master.startswith("local")
+        big = on_cluster and local_bytes > AUTO_SPARK_BYTES
+        return Engine.spark if remote or output is MergeFormat.parquet or big else Engine.local
     if engine is Engine.local and remote:
         raise InvalidArgumentError("Only --engine spark reads remote paths (hdfs://, s3a://, ...)")
     if engine is Engine.local and output is MergeFormat.parquet:
@@ -182,7 +183,7 @@ def state_change_log_merger_command(
         Engine,
         typer.Option(
             "--engine",
-            help="local: streaming merge on this machine; spark: a Spark job; auto: spark for remote paths, parquet or inputs over 8 GiB",
+            help="local: streaming merge on this machine; spark: a Spark job; auto: spark for remote paths or parquet, or inputs over 8 GiB with a cluster --master, else local",
         ),
     ] = Engine.auto,
     master: Annotated[
@@ -205,7 +206,7 @@ def state_change_log_merger_command(
     files: list[str] = []
     if not remote:
         files = sources.expand_logs(entries) if logs is not None else sources.logs_regex(logs_regex or "")
-    chosen = choose_engine(engine, remote, 0 if remote else sources.total_size(files), output)
+    chosen = choose_engine(engine, remote, 0 if remote else sources.total_size(files), output, master)
     streams = sources.group_rotated(files)
     try:
         if chosen is Engine.spark:

@@ -72,10 +72,12 @@ _EMPTY_AUTHORITY = r"^([a-zA-Z][a-zA-Z0-9+.-]*):///"
 """`file:///x` and `file:/x` name the same file; Hadoop writes the first, Spark's file index the second."""
 
 
-def file_key(spark: SparkSession, path: str) -> str:
-    """`_metadata.file_path` of `path` (its qualified, URL-encoded URI), normalised as in `read_lines`."""
+def file_status(spark: SparkSession, path: str) -> tuple[str, int]:
+    """(`_metadata.file_path` of `path` (its qualified, URL-encoded URI) normalised as in `read_lines`,
+    its size in bytes)."""
     hadoop_path, fs = _hadoop_path(spark, path)
-    return re.sub(_EMPTY_AUTHORITY, r"\1:/", str(fs.getFileStatus(hadoop_path).getPath().toUri().toString()))
+    status = fs.getFileStatus(hadoop_path)
+    return re.sub(_EMPTY_AUTHORITY, r"\1:/", str(status.getPath().toUri().toString())), int(status.getLen())
 
 
 def list_remote(spark: SparkSession, entries: Sequence[str], logs_regex: str | None) -> list[str]:
@@ -115,10 +117,11 @@ def _list_files(spark: SparkSession, directory: str) -> list[str]:
     return sorted(str(s.getPath().toString()) for s in statuses if s.isFile())
 
 
-def read_lines(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
-    """value, source, stream, file_order, block, row: one row per line of the files."""
+def read_lines(spark: SparkSession, files: Sequence[InputFile]) -> tuple[DataFrame, int]:
+    """(value, source, stream, file_order, block, row: one row per line of the files; their size in bytes)."""
+    statuses = [file_status(spark, f.path) for f in files]
     table = spark.createDataFrame(
-        [(file_key(spark, f.path), f.source, f.stream, f.order) for f in files],
+        [(key, f.source, f.stream, f.order) for (key, _), f in zip(statuses, files, strict=True)],
         "file_key string, source string, stream int, file_order int",
     )
     lines = (
@@ -132,7 +135,7 @@ def read_lines(spark: SparkSession, files: Sequence[InputFile]) -> DataFrame:
             F.monotonically_increasing_id().alias("row"),
         )
     )
-    return lines.join(F.broadcast(table), "file_key").drop("file_key")
+    return lines.join(F.broadcast(table), "file_key").drop("file_key"), sum(size for _, size in statuses)
 
 
 # --- transform -------------------------------------------------------------------------------------------
@@ -249,13 +252,28 @@ def entry_lines(lines: DataFrame, spec: EntryFilter, *, fields: bool) -> DataFra
     )
 
 
-def merged_text(entries: DataFrame, *, annotate: bool) -> DataFrame:
+OUTPUT_PARTITION_BYTES = 32 * 1024**2
+"""Output partitions are sized from the input: small enough to stream one to the driver (toLocalIterator
+pickles a whole partition), and `part-*` files of a sensible size. `orderBy` would let adaptive execution
+coalesce the sorted partitions up to 64 MB each; one partition per 32 MB of input stays below that."""
+
+
+def output_partitions(input_bytes: int) -> int:
+    return max(1, -(-input_bytes // OUTPUT_PARTITION_BYTES))
+
+
+def _sorted(frame: DataFrame, keys: Sequence[str], partitions: int) -> DataFrame:
+    """`orderBy(*keys)` with a chosen number of partitions (an explicit range repartition, not coalesced)."""
+    return frame.repartitionByRange(partitions, *keys).sortWithinPartitions(*keys)
+
+
+def merged_text(entries: DataFrame, *, annotate: bool, partitions: int) -> DataFrame:
     """One string column `text`, the merged lines (annotated `source:line: ` if asked), globally sorted."""
     text = F.concat_ws(":", "source", "line", F.concat(F.lit(" "), "value")) if annotate else F.col("value")
-    return entries.orderBy("key", "stream", "file_order", "line").select(text.alias("text"))
+    return _sorted(entries, ("key", "stream", "file_order", "line"), partitions).select(text.alias("text"))
 
 
-def merged_records(entries: DataFrame, *, with_time: bool = False) -> DataFrame:
+def merged_records(entries: DataFrame, *, partitions: int, with_time: bool = False) -> DataFrame:
     """One row per entry, the JSON record's fields in RECORD_FIELDS order, globally sorted."""
     grouped = entries.groupBy("stream", "file_order", F.col("entry.line").alias("entry_line")).agg(
         F.first("entry").alias("entry"),
@@ -280,7 +298,7 @@ def merged_records(entries: DataFrame, *, with_time: bool = False) -> DataFrame:
     selected = [columns[name].alias(name) for name in RECORD_FIELDS]
     if with_time:
         selected.append(F.try_to_timestamp(F.col("entry.timestamp"), F.lit(TIMESTAMP_FORMAT)).alias("time"))
-    return grouped.orderBy("key", "stream", "file_order", "entry_line").select(*selected)
+    return _sorted(grouped, ("key", "stream", "file_order", "entry_line"), partitions).select(*selected)
 
 
 def json_lines(records: DataFrame) -> DataFrame:

@@ -10,15 +10,17 @@ driver's imports.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError
 from kafkaops.spark import merge
@@ -53,18 +55,21 @@ def execute(spark: SparkSession, job: MergeJob, out: BinaryIO) -> int | None:
     files = list(job.files)
     if job.logs or job.logs_regex is not None:
         files += merge.list_remote(spark, job.logs, job.logs_regex)
-    lines = merge.read_lines(spark, merge.input_files(group_rotated(files)))
+    lines, size = merge.read_lines(spark, merge.input_files(group_rotated(files)))
     entries = merge.entry_lines(lines, job.spec, fields=job.output != "text")
+    partitions = merge.output_partitions(size)
     if job.output == "text":
-        frame = merge.merged_text(entries, annotate=job.annotate)
+        frame = merge.merged_text(entries, annotate=job.annotate, partitions=partitions)
     else:
-        records = merge.merged_records(entries, with_time=job.output == "parquet")
+        records = merge.merged_records(entries, with_time=job.output == "parquet", partitions=partitions)
         frame = records if job.output == "parquet" else merge.json_lines(records)
     try:
         if job.output_path is not None:
             writer = frame.write.mode("errorifexists")
             writer.parquet(job.output_path) if job.output == "parquet" else writer.text(job.output_path)
             return None
+        if spark.sparkContext.master.startswith("local"):
+            return _through_local_files(frame, out)
         count = 0
         for text in merge.stream_text(frame):
             out.write(text.encode("utf-8") + b"\n")
@@ -74,6 +79,22 @@ def execute(spark: SparkSession, job: MergeJob, out: BinaryIO) -> int | None:
         if error.getCondition() == "PATH_ALREADY_EXISTS":
             raise InvalidArgumentError(f"Cannot write {job.output_path}: it already exists") from None
         raise KafkaOpsError(f"Spark job failed: {_first_line(error)}") from None
+
+
+def _through_local_files(frame: DataFrame, out: BinaryIO) -> int:
+    """Stdout from an embedded Spark: written as text files in a temporary directory, then copied in
+    partition order. Bringing large results through the driver (`toLocalIterator`) pickles whole
+    partitions and loses results under memory pressure; files cost one local write."""
+    with tempfile.TemporaryDirectory(prefix="kafkaops-merge-") as directory:
+        target = os.path.join(directory, "merged")
+        frame.write.text(target)
+        lines = 0
+        for part in sorted(glob.glob(os.path.join(target, "part-*"))):
+            with open(part, "rb") as file:
+                while chunk := file.read(1 << 20):
+                    out.write(chunk)
+                    lines += chunk.count(b"\n")
+        return lines
 
 
 def run(job: MergeJob, *, master: str | None, conf: Sequence[str], verbose: bool, out: BinaryIO) -> int | None:

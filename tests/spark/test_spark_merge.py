@@ -7,11 +7,8 @@ import io
 import json
 import os
 import shutil
-import socket
 import subprocess
-import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +28,6 @@ pytestmark = pytest.mark.spark
 
 LOGS = "/work/shared/kafka-logs"
 REPO = Path(__file__).resolve().parents[2]
-SPARK_HOME = Path(__import__("pyspark").__file__).parent
 
 
 def local(files: list[str], spec: EntryFilter, output: str = "text", annotate: bool = False) -> bytes:
@@ -87,7 +83,7 @@ def test_transform_on_rows(spark: SparkSession) -> None:
         ],
         "value string, source string, stream int, file_order int, block long, row long",
     )
-    actual = merge.merged_records(merge.entry_lines(lines, EntryFilter(), fields=True))
+    actual = merge.merged_records(merge.entry_lines(lines, EntryFilter(), fields=True), partitions=2)
     expected = [
         Row(None, None, None, None, None, [], "orphan line", [], "a", 1),
         Row("2024-05-01 13:00:03,000", "TRACE", "broker", 2, 1, [Row(topic="foo", partition=1)],
@@ -99,7 +95,9 @@ def test_transform_on_rows(spark: SparkSession) -> None:
     ]  # fmt: skip
     assertDataFrameEqual(actual, spark.createDataFrame(expected, actual.schema), checkRowOrder=True)
 
-    only_foo = merge.merged_text(merge.entry_lines(lines, EntryFilter(topic="foo"), fields=False), annotate=True)
+    only_foo = merge.merged_text(
+        merge.entry_lines(lines, EntryFilter(topic="foo"), fields=False), annotate=True, partitions=2
+    )
     assert [row.text for row in only_foo.collect()] == [
         "b:1: [2024-05-01 13:00:03,000] TRACE Broker 2 received LeaderAndIsr request x correlation id 5 from "
         "controller 0 epoch 1 for partition [foo,1] (state.change.logger)",
@@ -160,7 +158,7 @@ def test_files_split_into_many_tasks_keep_their_order(spark: SparkSession, tmp_p
     files = sorted(str(p) for p in tmp_path.glob("b*/state-change.log*"))
     spark.conf.set("spark.sql.files.maxPartitionBytes", "65536")
     try:
-        assert merge.read_lines(spark, merge.input_files([files])).rdd.getNumPartitions() > 6
+        assert merge.read_lines(spark, merge.input_files([files]))[0].rdd.getNumPartitions() > 6
         spec = filter_from_options(topic="t", partitions="3", level="TRACE")
         assert on_spark(spark, files, EntryFilter()) == local(files, EntryFilter())
         assert records(on_spark(spark, files, spec, "json")) == records(local(files, spec, "json"))
@@ -202,55 +200,6 @@ def test_cli_spark_engine_uses_the_session_and_agrees(spark: SparkSession) -> No
 # --- spark-submit on a standalone cluster -------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"exited with {process.returncode}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on {port}")
-
-
-@pytest.fixture(scope="module")
-def standalone_master(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Spark standalone master and one worker (1 core) on 127.0.0.1, from the pyspark package."""
-    work = tmp_path_factory.mktemp("spark-standalone")
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work)}
-    port, master_ui, worker_ui = free_port(), free_port(), free_port()
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    log = open(work / "daemons.log", "wb")  # noqa: SIM115 - closed below, after both daemons
-    daemons = [
-        subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(master_ui)],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    ]  # fmt: skip
-    try:
-        wait_for_port(port, daemons[0])
-        daemons.append(
-            subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
-                 "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui)],
-                env=env, stdout=log, stderr=subprocess.STDOUT,
-            )
-        )  # fmt: skip
-        yield f"spark://127.0.0.1:{port}"
-    finally:
-        for daemon in reversed(daemons):
-            daemon.terminate()
-            daemon.wait(timeout=30)
-        log.close()
-
-
 def package_zip(target: Path) -> Path:
     """What `--py-files` ships: the job's part of the package, laid out as the kafkaops namespace, with
     directory entries (zipimport finds a namespace package only through them)."""
@@ -266,12 +215,12 @@ def package_zip(target: Path) -> Path:
     return archive
 
 
-def test_spark_submit_on_a_standalone_cluster(standalone_master: str, tmp_path: Path) -> None:
+def test_spark_submit_on_a_standalone_cluster(standalone_master: str, spark_home: Path, tmp_path: Path) -> None:
     """The README's spark-submit command, against a real master and worker: the driver runs a Python
     without kafkaops or pyspark installed, so it imports them from --py-files and Spark's own zips."""
     files = REAL_FILES[:6]
     command = [
-        str(SPARK_HOME / "bin" / "spark-submit"),
+        str(spark_home / "bin" / "spark-submit"),
         "--master", standalone_master,
         "--conf", "spark.driver.host=127.0.0.1",
         "--py-files", str(package_zip(tmp_path)),
@@ -280,7 +229,7 @@ def test_spark_submit_on_a_standalone_cluster(standalone_master: str, tmp_path: 
         "--topic", "ad-events",
     ]  # fmt: skip
     python = shutil.which("python3", path="/usr/local/bin:/usr/bin") or "python3"
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "PYSPARK_PYTHON": python, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": python, "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("PYTHONPATH", None)
     done = subprocess.run(command, env=env, capture_output=True, timeout=240, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()[-3000:]

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkaops.cli.app import app
-from kafkaops.cli.state_change_log_merger import DESCRIPTION, EXACTLY_ONE_INPUT
+from kafkaops.cli.state_change_log_merger import DESCRIPTION, EXACTLY_ONE_INPUT, Engine, MergeFormat, choose_engine
 from kafkaops.statechange.filters import PARTITIONS_NEED_TOPIC
 
 LOGS = "/work/shared/kafka-logs"
@@ -214,3 +214,18 @@ def test_console_script_usage_error_exit_code() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.decode().startswith(PARTITIONS_NEED_TOPIC + "\n")
+
+
+@pytest.mark.parametrize(
+    ("remote", "size", "output", "master", "expected"),
+    [
+        (False, 100 * 2**30, MergeFormat.text, None, Engine.local),  # one machine: streaming is faster at any size
+        (False, 100 * 2**30, MergeFormat.text, "local[*]", Engine.local),
+        (False, 100 * 2**30, MergeFormat.json, "spark://m:7077", Engine.spark),
+        (False, 2**20, MergeFormat.text, "spark://m:7077", Engine.local),
+        (True, 0, MergeFormat.text, None, Engine.spark),
+        (False, 2**20, MergeFormat.parquet, None, Engine.spark),
+    ],
+)
+def test_auto_engine(remote: bool, size: int, output: MergeFormat, master: str | None, expected: Engine) -> None:
+    assert choose_engine(Engine.auto, remote, size, output, master) is expected
