@@ -64,6 +64,14 @@ def _java_number(text: str, bits: int) -> int:
     return number
 
 
+def _java_split(line: str) -> list[str]:
+    """Java's `Pattern.split` on whitespace: trailing empty strings are dropped, a leading one is kept."""
+    fields = _WHITESPACE.split(line)
+    while fields and not fields[-1]:
+        fields.pop()
+    return fields
+
+
 def format_checkpoint(lines: Sequence[str]) -> str:
     return "".join(f"{line}\n" for line in (str(CURRENT_VERSION), str(len(lines)), *lines))
 
@@ -89,7 +97,7 @@ def parse_checkpoint(text: str, parse_line: Callable[[list[str]], T], name: str)
         expected = _java_number(line, 32)
         entries = []
         for line in lines[2:]:
-            entries.append(parse_line(_WHITESPACE.split(line)))
+            entries.append(parse_line(_java_split(line)))
     except ValueError:
         raise MalformedCheckpointError(f"Malformed line in checkpoint file ({name}): {line}") from None
     if len(entries) != expected:

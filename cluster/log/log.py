@@ -594,11 +594,14 @@ class Log:
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first record at or after the log start whose timestamp is ≥ `timestamp` (ListOffsets with
-        a timestamp), searched in the first segment whose largest timestamp reaches it."""
+        a timestamp). Kafka searches only the first segment whose largest timestamp reaches it and answers
+        none when the log start has passed that segment's matches; this goes on to the next segments."""
         with self._lock, self._io("timestamp lookup"):
-            for segment in self._segments:
+            for segment in self._segments[self._segment_index(self._log_start_offset) :]:
                 if segment.largest_timestamp() >= timestamp:
-                    return segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+                    found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+                    if found is not None:
+                        return found
             return None
 
     # --- offsets ---------------------------------------------------------------------------------------
