@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 
 import pytest
+
 from kafkaops.cluster.errors import (
     LogDirFailureError,
     LogError,

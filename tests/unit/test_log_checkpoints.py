@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafkaops.cluster.errors import InvalidConfigurationError, MalformedCheckpointError
 from kafkaops.cluster.log import EpochEntry, LogConfig
 from kafkaops.cluster.log.checkpoints import (

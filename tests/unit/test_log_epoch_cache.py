@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry, LeaderEpochCache, Log, LogConfig
 from kafkaops.cluster.log.checkpoints import LEADER_EPOCH_CHECKPOINT
 from kafkaops.cluster.protocol.records import Record, build_batch
