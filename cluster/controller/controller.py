@@ -630,8 +630,8 @@ class KafkaController:
                     controller_epoch=ctx.epoch,
                     partition_state=ctx.partition_state(tp),
                 )
-                if problem is not None:
-                    failures[tp] = problem.reason
+                if problem is not None or state is None:
+                    failures[tp] = problem.reason if problem is not None else f"No state for {tp}"
                     continue
                 result = self._elect_one(tp, state.leader_and_isr, strategy, shutting_down or set())
                 if isinstance(result, elections.ElectionFailed):

@@ -111,9 +111,9 @@ class LocalCluster:
         path = directory / "broker.yaml"
         if path.exists():
             # keep the broker's listener and overrides; follow the ZooKeeper it is started with
-            config = yaml.safe_load(path.read_text()) or {}
-            config["zookeeper.connect"] = zookeeper_connect
-            path.write_text(yaml.safe_dump(config, sort_keys=False))
+            existing = yaml.safe_load(path.read_text()) or {}
+            existing["zookeeper.connect"] = zookeeper_connect
+            path.write_text(yaml.safe_dump(existing, sort_keys=False))
             return path
         (directory / "data").mkdir(parents=True, exist_ok=True)
         (directory / "logs").mkdir(parents=True, exist_ok=True)
