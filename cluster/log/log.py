@@ -57,6 +57,7 @@ from kafkaops.cluster.errors import (
     UnexpectedAppendOffsetError,
 )
 from kafkaops.cluster.protocol.errors import (
+    CorruptMessageError,
     InvalidRecordError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
@@ -307,7 +308,14 @@ class Log:
             self._segments.append(self._new_segment(log_start_offset))
 
         recovered = self._recover(recovery_point if not clean else None, broken)
-        self._log_end_offset = self._segments[-1].next_offset()
+        try:
+            self._log_end_offset = self._segments[-1].next_offset()
+        except CorruptMessageError as exc:
+            # The marker said clean, the active segment's tail says otherwise: believe the data.
+            log.warning("%s: the active segment's tail does not frame (%s); recovering it", self.name, exc)
+            self._segments[-1].recover(self._epochs)
+            recovered.append(self._segments[-1])
+            self._log_end_offset = self._segments[-1].next_offset()
         self._log_start_offset = max(log_start_offset, self._segments[0].base_offset)
         if self._log_end_offset < self._log_start_offset:
             log.warning(
@@ -366,7 +374,7 @@ class Log:
             unflushed = recovery_point is not None and (following is None or following > recovery_point)
             if not unflushed and segment.base_offset not in broken:
                 continue
-            truncated = segment.recover(self._epochs)
+            truncated = segment.recover(self._epochs, following)
             recovered.append(segment)
             if truncated and unflushed and following is not None:
                 for later in reversed(self._segments[i + 1 :]):

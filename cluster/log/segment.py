@@ -305,11 +305,11 @@ class LogSegment:
             return message_timestamp - self._rolling_based_timestamp
         return now_ms - self.created_ms
 
-    def recover(self, epochs: LeaderEpochCache) -> int:
+    def recover(self, epochs: LeaderEpochCache, next_base_offset: int | None = None) -> int:
         """Rebuild the indexes from the log, validating it batch by batch (CRC, framing, offsets ascending
-        from the base and within INT32 of it), and cut it at the first batch that fails: a torn or
-        corrupt tail. Batches with a newer leader epoch than the cache's latest are assigned to it.
-        Returns the number of bytes cut."""
+        from the base, within INT32 of it and below the next segment's base: the base offset field is not
+        under the CRC), and cut it at the first batch that fails: a torn or corrupt tail. Batches with a
+        newer leader epoch than the cache's latest are assigned to it. Returns the number of bytes cut."""
         self.offset_index.reset()
         self.time_index.reset()
         self.max_timestamp, self.offset_of_max_timestamp = -1, self.base_offset
@@ -324,8 +324,10 @@ class LogSegment:
                 if header.base_offset < expected or header.last_offset_delta < 0:
                     problem = f"batch at offset {header.base_offset} does not follow offset {expected - 1}"
                     break
-                if header.last_offset - self.base_offset > INT32_MAX:
-                    problem = f"offset {header.last_offset} is too far from the base offset"
+                if header.last_offset - self.base_offset > INT32_MAX or (
+                    next_base_offset is not None and header.last_offset >= next_base_offset
+                ):
+                    problem = f"offset {header.last_offset} lies outside the segment"
                     break
                 self._track(position, header.last_offset, header.max_timestamp, header.size)
                 epoch = header.partition_leader_epoch
