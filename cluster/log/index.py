@@ -149,6 +149,11 @@ class OffsetIndex(_IndexFile):
             return self.base_offset, 0
         return self.base_offset + self._relative[slot], self._positions[slot]
 
+    def floor_position(self, position: int) -> int:
+        """The position of the last entry at or below `position` (a batch boundary); 0 if none."""
+        slot = bisect.bisect_right(self._positions, position) - 1
+        return self._positions[slot] if slot >= 0 else 0
+
     def append(self, offset: int, position: int) -> None:
         relative = offset - self.base_offset
         self._append(_OFFSET_ENTRY.pack(relative, position))

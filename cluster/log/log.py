@@ -43,10 +43,10 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import NamedTuple
 
 from kafkaops.cluster.errors import (
@@ -405,17 +405,9 @@ class Log:
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    @contextmanager
-    def _io(self, action: str) -> Iterator[None]:
+    def _io(self, action: str) -> _IoGuard:
         """Refuse work once closed or failed; turn an OSError into this log's LogDirFailureError."""
-        if self._failure is not None:
-            raise LogDirFailureError(self._failure.log_dir, f"{self.name} is offline after an earlier error")
-        if self._closed:
-            raise LogError(f"The log of {self.name} is closed")
-        try:
-            yield
-        except OSError as exc:
-            raise self._fail(action, exc) from exc
+        return _IoGuard(self, action)
 
     def _fail(self, action: str, exc: OSError) -> LogDirFailureError:
         self._failure = LogDirFailureError(str(self.directory.parent), f"{action} of {self.name} failed: {exc}")
@@ -455,7 +447,7 @@ class Log:
             position = 0
             for header in headers:
                 patch_batch(buf, position, base_offset=offset, partition_leader_epoch=leader_epoch)
-                batches.append(AppendedBatch(offset + header.last_offset_delta, header.max_timestamp, header.size))
+                batches.append((offset + header.last_offset_delta, header.max_timestamp, header.size))
                 position += header.size
                 offset += header.last_offset_delta + 1
             epoch_starts = [(leader_epoch, first_offset)] if leader_epoch >= 0 else []
@@ -489,12 +481,14 @@ class Log:
                     self._log_end_offset,
                 )
             size = sum(header.size for header in headers)
-            batches = [AppendedBatch(header.last_offset, header.max_timestamp, header.size) for header in headers]
-            epoch_starts = [
-                (header.partition_leader_epoch, header.base_offset)
-                for header in headers
-                if header.partition_leader_epoch >= 0
-            ]
+            batches = [(header.last_offset, header.max_timestamp, header.size) for header in headers]
+            # Where the epoch changes: a fetch's batches mostly share one, and each assignment is a call.
+            epoch_starts = []
+            previous_epoch = None
+            for header in headers:
+                if header.partition_leader_epoch >= 0 and header.partition_leader_epoch != previous_epoch:
+                    epoch_starts.append((header.partition_leader_epoch, header.base_offset))
+                previous_epoch = header.partition_leader_epoch
             return self._append(view[:size], batches, first_offset, epoch_starts)
 
     def _nothing_appended(self) -> LogAppendInfo:
@@ -513,10 +507,10 @@ class Log:
                 f"maximum configured segment size of {self.config.segment_bytes}."
             )
         max_timestamp, offset_of_max_timestamp = -1, first_offset
-        for batch in batches:
-            if batch.max_timestamp > max_timestamp:
-                max_timestamp, offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
-        last_offset = batches[-1].last_offset
+        for batch_last_offset, batch_max_timestamp, _ in batches:
+            if batch_max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max_timestamp = batch_max_timestamp, batch_last_offset
+        last_offset = batches[-1][0]
         segment = self._segments[-1]
         if segment.should_roll(
             append_size=len(data),
@@ -767,3 +761,26 @@ class Log:
             os.rename(self.directory, doomed)
             fsync_dir(self.directory.parent)
             shutil.rmtree(doomed)
+
+
+class _IoGuard:
+    """`with log._io(action):` (a class, not @contextmanager: it runs on every append and read)."""
+
+    __slots__ = ("_log", "_action")
+
+    def __init__(self, log: Log, action: str) -> None:
+        self._log = log
+        self._action = action
+
+    def __enter__(self) -> None:
+        log = self._log
+        if log._failure is not None:
+            raise LogDirFailureError(log._failure.log_dir, f"{log.name} is offline after an earlier error")
+        if log._closed:
+            raise LogError(f"The log of {log.name} is closed")
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if isinstance(exc, OSError):
+            raise self._log._fail(self._action, exc) from exc

@@ -17,7 +17,6 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from kafkaops.cluster.protocol.errors import CorruptMessageError
 from kafkaops.cluster.protocol.records import (
@@ -51,13 +50,9 @@ def segment_file_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
-class AppendedBatch(NamedTuple):
-    """What a segment needs to know of a batch it is given: its offsets, max timestamp and size (the
-    header as the log will store it, i.e. after the leader assigned its offsets)."""
-
-    last_offset: int
-    max_timestamp: int
-    size: int
+AppendedBatch = tuple[int, int, int]
+"""What a segment needs to know of a batch it is given: (last offset, max timestamp, size), as the log
+stores it (after the leader assigned its offsets). A plain tuple: one is made per batch appended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,22 +199,31 @@ class LogSegment:
     def read(self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool) -> bytes | None:
         """Whole batches from the one holding `offset`: as many as fit in `max_bytes` (at least the first
         with `min_one_batch`), none whose last offset reaches `max_offset`. None when no batch here
-        reaches `offset` (the caller tries the next segment)."""
+        reaches `offset` (the caller tries the next segment).
+
+        Both ends are found through the index and a walk of at most about `index.interval.bytes` of
+        headers each; the bytes between are read without being parsed (they were checked on append)."""
         found = self.translate_offset(offset)
         if found is None:
             return None
         start, first = found
-        if max_offset is not None and first.last_offset >= max_offset:
-            return b""
+        end = self.size
+        if max_offset is not None:
+            reaching = self.translate_offset(max_offset)
+            if reaching is not None:
+                end = reaching[0]
         limit = first.size if min_one_batch and first.size > max_bytes else max_bytes
-        data = _pread(self._fd, min(limit, self.size - start), start)
-        end = 0
-        while len(data) - end >= HEADER_SIZE:
-            header = read_header(data, end)
-            if end + header.size > len(data) or (max_offset is not None and header.last_offset >= max_offset):
-                break
-            end += header.size
-        return data if end == len(data) else data[:end]
+        if end - start > limit:
+            end = self._last_boundary(start, start + limit)
+        return _pread(self._fd, end - start, start) if end > start else b""
+
+    def _last_boundary(self, start: int, bound: int) -> int:
+        """The end of the last whole batch in [start, bound), given that bound < the segment's size."""
+        position = max(start, self.offset_index.floor_position(bound))
+        for at, header in self.headers(position):
+            if at + header.size > bound:
+                return at
+        return self.size
 
     def next_offset(self) -> int:
         """The offset after the last batch (the base offset when empty): Kafka's `readNextOffset`."""
@@ -266,9 +270,9 @@ class LogSegment:
             except OSError:
                 log.exception("Cannot remove a partly written batch from %s", self.log_path)
             raise
-        for batch in batches:
-            self._track(position, batch.last_offset, batch.max_timestamp, batch.size)
-            position += batch.size
+        for last_offset, max_timestamp, size in batches:
+            self._track(position, last_offset, max_timestamp, size)
+            position += size
         self.size = position
 
     def _track(self, position: int, last_offset: int, max_timestamp: int, size: int) -> None:
