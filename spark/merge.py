@@ -209,46 +209,54 @@ def entry_lines(lines: DataFrame, spec: EntryFilter, *, fields: bool) -> DataFra
     if spec.topic is not None:  # cheap test first: a line naming a partition of T contains T
         keep = F.when(F.instr(value, spec.topic) > 0, keep).otherwise(F.lit(False))
     header = [ts.alias("timestamp"), keep.alias("keep")]
-    if fields:
+    if fields:  # an excluded entry's fields are never shown: they do not travel
         header += [
-            level.alias("level"),
-            actor.alias("actor"),
-            actor_id.alias("actor_id"),
-            epoch.alias("controller_epoch"),
-            parts.alias("partitions"),
-            message.alias("message"),
+            F.when(keep, column).alias(name)
+            for name, column in (
+                ("level", level),
+                ("actor", actor),
+                ("actor_id", actor_id),
+                ("controller_epoch", epoch),
+                ("partitions", parts),
+                ("message", message),
+            )
         ]
+    # Parsed and filtered before the shuffle; the first line of an excluded entry travels as a tombstone
+    # (no text), because its continuation lines must still find it to be dropped with it.
+    tagged = lines.select(
+        F.when(starts & ~keep, F.lit(None)).otherwise(value).alias("value"),
+        "source",
+        "stream",
+        "file_order",
+        "block",
+        "row",
+        starts.alias("starts"),
+        F.struct(*header).alias("header"),
+    )
     by_file = Window.partitionBy("stream", "file_order").orderBy("block", "row")
     by_stream = Window.partitionBy("stream").orderBy("file_order", "block", "row")
     running = Window.unboundedPreceding, Window.currentRow
-    numbered = (
-        lines.repartition("stream")  # one shuffle serves every window below
-        .select("*", starts.alias("starts"), F.row_number().over(by_file).alias("line"))
-        .select(
-            "value",
-            content.alias("content"),
-            "source",
-            "stream",
-            "file_order",
-            "block",
-            "row",
-            "line",
-            (F.col("starts") | (F.col("line") == 1)).alias("opens"),
-            F.struct(*header).alias("header"),
-        )
+    numbered = tagged.repartition("stream").select(  # one shuffle serves every window below
+        "*", F.row_number().over(by_file).alias("line")
     )
-    # Lines before a file's first timestamp open an orphan entry (its header says so: no timestamp).
+    # A timestamped line opens an entry; so does a file's first line (an orphan entry, no timestamp).
+    opens = F.col("starts") | (F.col("line") == 1)
     entries = numbered.select(
         "*",
-        F.last(F.when(F.col("opens"), F.struct(F.col("line").alias("line"), "header.*")), ignorenulls=True)
+        F.last(F.when(opens, F.struct(F.col("line").alias("line"), "header.*")), ignorenulls=True)
         .over(by_file.rowsBetween(*running))
         .alias("entry"),
     ).where(F.col("entry.keep"))
-    key = F.max(F.when(F.col("opens"), F.coalesce(F.col("entry.timestamp"), F.lit("")))).over(
-        by_stream.rowsBetween(*running)
-    )
+    key = F.max(F.when(opens, F.coalesce(F.col("entry.timestamp"), F.lit("")))).over(by_stream.rowsBetween(*running))
     return entries.select(
-        "value", "content", "source", "stream", "file_order", "line", "entry", F.coalesce(key, F.lit("")).alias("key")
+        "value",
+        content.alias("content"),
+        "source",
+        "stream",
+        "file_order",
+        "line",
+        "entry",
+        F.coalesce(key, F.lit("")).alias("key"),
     )
 
 
