@@ -210,8 +210,13 @@ class Log:
         self._segments: list[LogSegment] = []
         self._epochs = LeaderEpochCache()
         self._log_end_offset = self._log_start_offset = self._recovery_point = self._high_watermark = 0
-        with self._io("load"):
-            self._load(log_start_offset, recovery_point, high_watermark, had_clean_shutdown)
+        try:
+            with self._io("load"):
+                self._load(log_start_offset, recovery_point, high_watermark, had_clean_shutdown)
+        except BaseException:
+            for segment in self._segments:
+                segment.close_handles()
+            raise
 
     @property
     def name(self) -> str:
@@ -388,10 +393,15 @@ class Log:
         """Refill the epoch cache from the batches' own partition leader epochs."""
         self._epochs = LeaderEpochCache()
         for segment in self._segments:
-            for _, header in segment.headers():
-                epoch = header.partition_leader_epoch
-                if epoch >= 0 and (self._epochs.latest_epoch is None or epoch > self._epochs.latest_epoch):
-                    self._epochs.assign(epoch, header.base_offset)
+            try:
+                for _, header in segment.headers():
+                    epoch = header.partition_leader_epoch
+                    if epoch >= 0 and (self._epochs.latest_epoch is None or epoch > self._epochs.latest_epoch):
+                        self._epochs.assign(epoch, header.base_offset)
+            except CorruptMessageError as exc:
+                # Damage below the recovery point, which loading does not scan for: the epochs read so far
+                # stand, the next segment carries on.
+                log.warning("%s: cannot read all epochs of segment %d: %s", self.name, segment.base_offset, exc)
 
     # --- plumbing --------------------------------------------------------------------------------------
 

@@ -308,3 +308,18 @@ def test_recovery_keeps_exactly_the_whole_batches_before_a_cut(
 def _end(appended: list, info: object) -> int:
     """Byte position where `info`'s batch ends in the segment."""
     return sum(a.valid_bytes for a in appended[: appended.index(info) + 1])
+
+
+def test_epochs_are_rebuilt_around_damage_below_the_recovery_point(tmp_path: Path) -> None:
+    directory = tmp_path / "t-0"
+    size = len(batch(records=2, size=20))
+    log, _ = write_log(directory, segment_bytes=3 * size + 10)  # segments at 0, 6, 12, 18
+    log.close()
+    first = directory / FIRST_LOG
+    data = bytearray(first.read_bytes())
+    data[size + 16] = 7  # batch 1's magic: the header no longer parses, but the index does not point there
+    first.write_bytes(data)
+    (directory / LEADER_EPOCH_CHECKPOINT).write_text("garbage\n")
+    log = reopen(directory, had_clean_shutdown=True)
+    assert log.log_end_offset == 20
+    assert log.epoch_entries == [EpochEntry(0, 0), EpochEntry(1, 8), EpochEntry(2, 16)]
