@@ -28,6 +28,7 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -62,8 +63,10 @@ def input_files(streams: Sequence[Sequence[str]]) -> list[InputFile]:
 # --- extract ---------------------------------------------------------------------------------------------
 
 
-def _hadoop_path(spark: SparkSession, path: str):  # noqa: ANN202 - a py4j object
-    jvm = spark._jvm  # type: ignore[attr-defined]
+def _hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """(org.apache.hadoop.fs.Path, its FileSystem): py4j proxies. Listing goes through Hadoop so that
+    hdfs://, s3a:// and the cluster's configuration work as they do for Spark's own reader."""
+    jvm: Any = spark._jvm  # type: ignore[attr-defined]
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     return hadoop_path, hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
 

@@ -68,7 +68,7 @@ def execute(spark: SparkSession, job: MergeJob, out: BinaryIO) -> int | None:
             writer = frame.write.mode("errorifexists")
             writer.parquet(job.output_path) if job.output == "parquet" else writer.text(job.output_path)
             return None
-        if spark.sparkContext.master.startswith("local"):
+        if (spark.sparkContext.master or "").startswith("local"):
             return _through_local_files(frame, out)
         count = 0
         for text in merge.stream_text(frame):

@@ -83,6 +83,8 @@ LINE = st.one_of(
     sort_files=st.booleans(),
     final_newline=st.booleans(),
     block_size=st.sampled_from([1, 7, 64, 4096]),
+    window=st.one_of(st.none(), st.tuples(st.integers(0, 30), st.integers(0, 30))),
+    level=st.sampled_from([None, "INFO", "ERROR"]),
 )
 def test_merge_equals_heapq_merge(
     tmp_path_factory: pytest.TempPathFactory,
@@ -90,7 +92,10 @@ def test_merge_equals_heapq_merge(
     sort_files: bool,
     final_newline: bool,
     block_size: int,
+    window: tuple[int, int] | None,
+    level: str | None,
 ) -> None:
+    """The output is exactly the kept input entries, in heapq.merge's order (filtered, then merged)."""
     directory = tmp_path_factory.mktemp("merge")
     paths = []
     for index, lines in enumerate(files):
@@ -99,7 +104,17 @@ def test_merge_equals_heapq_merge(
         path = directory / f"broker-{index}.log"
         path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline and lines else b""))
         paths.append([path])
-    assert run_merge(paths, block_size=block_size) == oracle_merge(paths)
+    spec = EntryFilter(
+        start=stamp(window[0]) if window else None,
+        end=stamp(window[1]) if window else None,
+        levels=frozenset({level}) if level else frozenset(),
+    )
+
+    def keep(key: bytes, text: bytes) -> bool:
+        in_window = window is None or stamp(window[0]).encode() <= key <= stamp(window[1]).encode() and key != b""
+        return in_window and (level is None or (key != b"" and text.split(b" ")[2] == level.encode()))
+
+    assert run_merge(paths, spec, block_size=block_size) == oracle_merge(paths, keep)
 
 
 def test_raise_to_running_max() -> None:
