@@ -44,10 +44,6 @@ class LeaderEpochCache:
         """The current epoch: the latest one that has messages assigned to it."""
         return self._entries[-1].epoch if self._entries else None
 
-    @property
-    def earliest_entry(self) -> EpochEntry | None:
-        return self._entries[0] if self._entries else None
-
     def assign(self, epoch: int, start_offset: int) -> bool:
         """Record that `epoch` starts at `start_offset`.
 

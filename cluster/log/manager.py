@@ -99,7 +99,8 @@ class LogManager:
                 self._load_dir(directory)
             except (OSError, LogDirFailureError) as exc:
                 log.error("Log directory %s is offline: cannot load it: %s", directory, exc)
-                self._take_offline(directory)
+                failure = exc if isinstance(exc, LogDirFailureError) else LogDirFailureError(str(directory), str(exc))
+                self._take_offline(directory, failure)  # with any logs it loaded before failing
         if len(self._offline) == len(self.log_dirs):
             raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory could be loaded")
 
@@ -325,9 +326,8 @@ class LogManager:
         log.error("Log directory %s is offline: %s", failure.log_dir, failure)
         self._take_offline(Path(failure.log_dir), failure)
 
-    def _take_offline(self, directory: Path, failure: LogDirFailureError | None = None) -> None:
+    def _take_offline(self, directory: Path, failure: LogDirFailureError) -> None:
         self._offline.add(directory)
-        if failure is not None:
-            for entry in list(self._logs.values()):
-                if entry.directory.parent == directory:
-                    entry.mark_offline(failure)
+        for entry in list(self._logs.values()):
+            if entry.directory.parent == directory:
+                entry.mark_offline(failure)

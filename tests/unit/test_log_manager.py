@@ -253,3 +253,15 @@ def test_startup_fails_only_when_no_dir_can_be_used(tmp_path: Path) -> None:
     manager.shutdown()
     with pytest.raises(LogDirFailureError, match="no log directory could be loaded"):
         LogManager([blocked]).startup()
+
+
+def test_a_dir_that_fails_while_loading_takes_its_loaded_logs_offline(dirs: list[Path]) -> None:
+    manager = started(dirs)
+    manager.get_or_create_log("a", 0).append_as_leader(batch(), 0)  # in d1
+    manager.shutdown()
+    (dirs[0] / "b-0" / "00000000000000000000.log").mkdir(parents=True)  # opening it fails (EISDIR)
+    restarted = started(dirs)
+    assert restarted.offline_dirs == {dirs[0]}
+    loaded = restarted.get_log("a", 0)
+    assert loaded is not None and loaded.offline
+    restarted.shutdown()
