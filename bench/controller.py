@@ -33,7 +33,8 @@ from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 
 TOPIC_SIZE = 1000
-OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.ms": 10000}
+OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.ms": 30000}
+# one process holds every broker: under the GIL a long event can delay kazoo's heartbeats
 
 
 def wait(condition, timeout_s: float = 600.0, interval_s: float = 0.002) -> float:  # type: ignore[no-untyped-def]

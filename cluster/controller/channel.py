@@ -20,6 +20,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
@@ -261,7 +262,7 @@ class ControllerBrokerRequestBatch:
             topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
             leaders = followers = 0
             leader_ids: set[int] = set()
-            for partition, entry in sorted(entries.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
+            for partition, entry in sorted(entries.items(), key=itemgetter(0)):  # (topic, partition) order
                 lai = entry.state.leader_and_isr
                 state = {
                     "partition_index": partition.partition,
@@ -313,7 +314,7 @@ class ControllerBrokerRequestBatch:
         if not self.update_metadata_brokers:
             recipients = sorted(live_brokers)
         topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for partition in sorted(self.update_metadata_partitions, key=lambda tp: (tp.topic, tp.partition)):
+        for partition in sorted(self.update_metadata_partitions):
             state = leadership(partition)
             if state is None:
                 continue

@@ -34,7 +34,7 @@ from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
-from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, StateChangeLogFile
+from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
@@ -545,9 +545,11 @@ class KafkaController:
                     )
                 )
         else:  # Offline, NonExistent: memory only
+            trace = self.sink.enabled(Level.TRACE)  # these lines are TRACE: do not build them for nothing
             for tp in split.valid:
                 ctx.put_partition_state(tp, target)
-                self._write(self.scl.partition_state_changed(tp, split.current[tp], target))
+                if trace:
+                    self._write(self.scl.partition_state_changed(tp, split.current[tp], target))
         if own_batch:
             self._send(batch)
         return failures
@@ -717,11 +719,14 @@ class KafkaController:
             )
         valid = list(split.valid)
         if target is ReplicaState.ONLINE:
+            recipients: dict[TopicPartition, list[int]] = defaultdict(list)  # one batch entry per partition
             for replica in valid:
-                tp = replica.partition
+                if split.current[replica] is not ReplicaState.NEW:
+                    recipients[replica.partition].append(replica.replica)
+            for tp, brokers in recipients.items():
                 info = ctx.partition_leadership_info(tp)
-                if split.current[replica] is not ReplicaState.NEW and info is not None:
-                    batch.add_leader_and_isr([replica.replica], tp, info, ctx.partition_full_replica_assignment(tp))
+                if info is not None:
+                    batch.add_leader_and_isr(brokers, tp, info, ctx.partition_full_replica_assignment(tp))
         elif target is ReplicaState.NEW:
             for replica in valid:
                 info = ctx.partition_leadership_info(replica.partition)
@@ -752,14 +757,16 @@ class KafkaController:
         elif target is ReplicaState.DELETION_STARTED:
             for replica in valid:
                 batch.add_stop_replica([replica.replica], replica.partition, delete=True)
+        trace = self.sink.enabled(Level.TRACE)  # one TRACE line per replica: only when it is kept
         for replica in valid:
             if target is ReplicaState.NON_EXISTENT:
                 ctx.remove_replica_state(replica)
             else:
                 ctx.put_replica_state(replica, target)
-            self._write(
-                self.scl.replica_state_changed(replica.replica, replica.partition, split.current[replica], target)
-            )
+            if trace:
+                self._write(
+                    self.scl.replica_state_changed(replica.replica, replica.partition, split.current[replica], target)
+                )
         if own_batch:
             self._send(batch)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -74,9 +74,9 @@ VALID_PREVIOUS_REPLICA_STATES: Mapping[ReplicaState, tuple[ReplicaState, ...]] =
 }
 
 
-@dataclass(frozen=True)
-class PartitionReplica:
-    """Kafka's `PartitionAndReplica`: one replica of one partition, the replica state machine's key."""
+class PartitionReplica(NamedTuple):
+    """Kafka's `PartitionAndReplica`: one replica of one partition, the replica state machine's key
+    (a named tuple: failover makes one per replica of the cluster)."""
 
     partition: TopicPartition
     replica: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 NO_LEADER = -1
 """`LeaderAndIsr.NoLeader`: the partition has no leader."""
@@ -21,14 +22,18 @@ INITIAL_LEADER_EPOCH = 0
 INITIAL_PARTITION_EPOCH = 0
 
 
-@dataclass(frozen=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    """A named tuple rather than a dataclass: controllers create, hash and compare millions of them."""
+
     topic: str
     partition: int
 
     def __str__(self) -> str:
         # org.apache.kafka.common.TopicPartition.toString
         return f"{self.topic}-{self.partition}"
+
+    def __repr__(self) -> str:
+        return f"TopicPartition(topic={self.topic!r}, partition={self.partition})"
 
 
 @dataclass(frozen=True)
