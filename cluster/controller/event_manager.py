@@ -31,6 +31,8 @@ class ControllerEventManager:
         self._timers: set[threading.Timer] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self.last_processed: tuple[str, float] | None = None
+        """Type name and monotonic end time of the last event handled (benchmarks read it)."""
 
     def start(self) -> None:
         self._thread.start()
@@ -81,6 +83,7 @@ class ControllerEventManager:
                 self._process(event)
             except Exception:  # noqa: BLE001 - the loop must survive any handler failure
                 log.exception("Error processing event %s", event)
-            elapsed = time.monotonic() - started
+            self.last_processed = (type(event).__name__, time.monotonic())
+            elapsed = self.last_processed[1] - started
             if elapsed > 5:
                 log.warning("Event %s took %.1f s", type(event).__name__, elapsed)
