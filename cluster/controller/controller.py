@@ -778,10 +778,15 @@ class KafkaController:
             batch.add_stop_replica([replica.replica], replica.partition, delete=False)
             by_partition[replica.partition].append(replica.replica)
         remaining = dict(by_partition)
-        fresh = False
+        first = True
         while remaining:
-            current = self._read_partition_states(list(remaining), fresh)
-            fresh = True
+            # First try with what the controller knows (it has just written many of these states);
+            # a lost race (BADVERSION, e.g. a leader changed the ISR) re-reads from ZooKeeper.
+            if first:
+                current = {tp: ctx.partition_leadership_info(tp) for tp in remaining}
+            else:
+                current = self._read_partition_states(list(remaining), fresh=True)
+            first = False
             writes = []
             for tp, removed in remaining.items():
                 state = current.get(tp)
