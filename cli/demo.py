@@ -105,6 +105,20 @@ def run_demo(state: Path, keep_running: bool) -> None:
             step(env, "topics", "--delete", "--topic", "payments")
             wait(lambda: not zk.exists("/brokers/topics/payments"), "the controller deletes the topic's replicas")
             step(env, "topics", "--list", "--output", "json")
+            # every broker wrote state-change.log in Kafka's words: one timeline for one partition
+            logs = ",".join(str(cluster.broker_dir(b) / "logs" / "state-change.log") for b in sorted(RACKS))
+            step(
+                env,
+                "state-change-log-merger",
+                "--logs",
+                logs,
+                "--topic",
+                "orders",
+                "--partitions",
+                "0",
+                "--level",
+                "INFO",
+            )
     finally:
         if not keep_running:
             step(env, "cluster", "down")
