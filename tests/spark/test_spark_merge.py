@@ -26,7 +26,7 @@ from kafkaops.statechange.filters import EntryFilter, filter_from_options
 
 pytestmark = pytest.mark.spark
 
-LOGS = "/work/shared/kafka-logs"
+LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")  # ../shared beside the repository
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -14,7 +14,7 @@ from kafkaops.cli.app import app
 from kafkaops.cli.state_change_log_merger import DESCRIPTION, EXACTLY_ONE_INPUT, Engine, MergeFormat, choose_engine
 from kafkaops.statechange.filters import PARTITIONS_NEED_TOPIC
 
-LOGS = "/work/shared/kafka-logs"
+LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")  # ../shared beside the repository
 V082 = f"{LOGS}/kafka-0.8.2.1_jihochoi-bench_broker0.state-change.log.2016-09-14-13.log"
 V260 = f"{LOGS}/kafka-2.6.0_zensonize-thairailway_broker0.state-change.log.2020-12-27-16.log"
 V110 = f"{LOGS}/kafka-1.1.x_wzhang512-openshift_broker0.state-change.log"

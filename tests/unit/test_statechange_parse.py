@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from kafkaops.statechange.model import Entry, Partition, RawEntry
 from kafkaops.statechange.parse import ORPHAN_KEY, last_entry_start, parse_entry, split_block
 from kafkaops.statechange.sources import read_blocks
 
-KAFKA_LOGS = "/work/shared/kafka-logs"
+KAFKA_LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")  # ../shared beside the repository
 
 
 def parse_line(line: str) -> Entry:
@@ -393,7 +394,7 @@ def test_patterns_use_the_common_subset_of_python_and_java() -> None:
         assert not pattern.rstrip(")").endswith("$"), name
 
 
-# --- the real logs in /work/shared/kafka-logs --------------------------------------------------------
+# --- the real logs in ../shared/kafka-logs --------------------------------------------------------
 
 REAL_COUNTS = {
     "kafka-0.11.0.0_oridonner-3brokers-shared.state-change.excerpt.log": (123, 123),
