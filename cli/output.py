@@ -31,10 +31,6 @@ def print_lines(lines: list[str]) -> None:
         sys.stdout.write(line + "\n")
 
 
-def print_warning(line: str) -> None:
-    sys.stderr.write(line + "\n")
-
-
 def fail(message: str, *, usage: str | None = None) -> typer.Exit:
     """Print `message` (and the usage text, as Kafka's printUsageAndDie does) to stderr; exit 1."""
     sys.stderr.write(message + "\n")
