@@ -14,6 +14,7 @@ import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
+from kafkaops.cluster.local.zookeeper import free_port
 from kafkaops.spark.session import build_session
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -27,12 +28,6 @@ def spark() -> Iterator[SparkSession]:
     )
     yield session.spark
     session.spark.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) -> None:

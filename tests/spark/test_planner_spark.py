@@ -7,11 +7,8 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,8 +26,6 @@ from kafkaops.spark import planner_job
 from kafkaops.spark.planner_job import plan_on_spark, plan_rows, report_on_spark
 
 pytestmark = pytest.mark.spark
-
-SPARK_HOME = Path(__import__("pyspark").__file__).parent
 
 
 def kafka_cluster(brokers, topics, partitions, rf=3, seed=1, racks=None):  # type: ignore[no-untyped-def]
@@ -158,55 +153,9 @@ def test_cli_spark_engine_prints_what_the_local_engine_prints(spark: SparkSessio
 # --- a real standalone cluster -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 60) -> None:  # type: ignore[type-arg]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"Spark daemon exited with {process.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
-
-
-@pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`spark-class ...deploy.master.Master`, then `...deploy.worker.Worker spark://127.0.0.1:PORT`."""
-    work = tmp_path_factory.mktemp("planner-standalone")
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(work)}
-    port = free_port()
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    with open(work / "daemons.log", "wb") as log:
-        master = subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(free_port())],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        daemons = [master]
-        try:
-            wait_for_port(port, master)
-            daemons.append(
-                subprocess.Popen(
-                    [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host",
-                     "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", str(free_port())],
-                    env=env, stdout=log, stderr=subprocess.STDOUT,
-                )
-            )  # fmt: skip
-            yield f"spark://127.0.0.1:{port}"
-        finally:
-            for daemon in reversed(daemons):
-                daemon.terminate()
-                daemon.wait(timeout=30)
-
-
-def test_cli_on_a_standalone_cluster_plans_what_the_local_engine_plans(standalone: str, tmp_path: Path) -> None:
+def test_cli_on_a_standalone_cluster_plans_what_the_local_engine_plans(
+    standalone_master: str, spark_home: Path, tmp_path: Path
+) -> None:
     """The driver is `kafkaops` in a subprocess; the executors run a plain python3 that has neither
     kafkaops nor pyspark installed: the job ships the package (addPyFile), Spark its own zips."""
     current, brokers, racks = MID_SIZE["racks"]
@@ -220,10 +169,10 @@ def test_cli_on_a_standalone_cluster_plans_what_the_local_engine_plans(standalon
     local = CliRunner().invoke(app, args, catch_exceptions=False)
     assert local.exit_code == 0, local.stderr
     python = shutil.which("python3", path="/usr/local/bin:/usr/bin") or "python3"
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "PYSPARK_PYTHON": python, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": python, "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("PYTHONPATH", None)
     remote = subprocess.run(
-        [sys.executable, "-m", "kafkaops.cli", *args, "--engine", "spark", "--master", standalone,
+        [sys.executable, "-m", "kafkaops.cli", *args, "--engine", "spark", "--master", standalone_master,
          "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
          "--conf", "spark.executor.memory=512m"],
         env=env, capture_output=True, text=True, timeout=240, check=False,
