@@ -256,6 +256,8 @@ class ControllerBrokerRequestBatch:
 
     def _send_leader_and_isr(self, controller_epoch, channel, live_brokers, broker_epochs, log, sink) -> None:  # type: ignore[no-untyped-def]
         trace = sink.enabled(Level.TRACE)
+        # One wire-shaped state per partition, shared by every broker's request (the encoder only reads it).
+        built: dict[TopicPartition, dict[str, Any]] = {}
         for broker_id, entries in sorted(self.leader_and_isr.items()):
             if broker_id not in live_brokers:
                 continue
@@ -264,18 +266,20 @@ class ControllerBrokerRequestBatch:
             leader_ids: set[int] = set()
             for partition, entry in sorted(entries.items(), key=itemgetter(0)):  # (topic, partition) order
                 lai = entry.state.leader_and_isr
-                state = {
-                    "partition_index": partition.partition,
-                    "controller_epoch": entry.state.controller_epoch,
-                    "leader": lai.leader,
-                    "leader_epoch": lai.leader_epoch,
-                    "isr": list(lai.isr),
-                    "zk_version": lai.zk_version,
-                    "replicas": list(entry.assignment.replicas),
-                    "adding_replicas": list(entry.assignment.adding_replicas),
-                    "removing_replicas": list(entry.assignment.removing_replicas),
-                    "is_new": entry.is_new,
-                }
+                state = built.get(partition)
+                if state is None or state["is_new"] != entry.is_new:
+                    state = built[partition] = {
+                        "partition_index": partition.partition,
+                        "controller_epoch": entry.state.controller_epoch,
+                        "leader": lai.leader,
+                        "leader_epoch": lai.leader_epoch,
+                        "isr": list(lai.isr),
+                        "zk_version": lai.zk_version,
+                        "replicas": list(entry.assignment.replicas),
+                        "adding_replicas": list(entry.assignment.adding_replicas),
+                        "removing_replicas": list(entry.assignment.removing_replicas),
+                        "is_new": entry.is_new,
+                    }
                 is_leader = lai.leader == broker_id
                 leaders += is_leader
                 followers += not is_leader

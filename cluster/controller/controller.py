@@ -336,11 +336,13 @@ class KafkaController:
         self.channel = ControllerChannelManager(self.broker_id)
         for broker in self.context.live_or_shutting_down_brokers:
             self.channel.add_broker(broker)
+        # One round of requests for the whole start-up (Kafka sends one per step): the brokers' work on
+        # them then does not compete with the rest of the failover.
         batch = self._new_batch()
         batch.add_update_metadata(self.context.live_broker_ids, self.context.all_partitions())
+        self._replica_state_machine_startup(batch)
+        self._partition_state_machine_startup(batch)
         self._send(batch)
-        self._replica_state_machine_startup()
-        self._partition_state_machine_startup()
         self._try_topic_deletion()
         self._on_preferred_replica_election_znode()
         if self.settings.auto_leader_rebalance_enable:
@@ -451,7 +453,7 @@ class KafkaController:
 
     # --- state machines at startup (§5.2) ----------------------------------------------------------
 
-    def _replica_state_machine_startup(self) -> None:
+    def _replica_state_machine_startup(self, batch) -> None:
         ctx = self.context
         live = ctx.live_broker_ids
         for tp in ctx.all_partitions():
@@ -459,10 +461,10 @@ class KafkaController:
                 state = ReplicaState.ONLINE if replica in live else ReplicaState.DELETION_INELIGIBLE
                 ctx.put_replica_state(PartitionReplica(tp, replica), state)
         self._handle_replica_state_changes(
-            [r for r in self._all_replicas() if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE
+            [r for r in self._all_replicas() if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE, batch
         )
 
-    def _partition_state_machine_startup(self) -> None:
+    def _partition_state_machine_startup(self, batch) -> None:
         ctx = self.context
         live = ctx.live_broker_ids
         for tp in ctx.all_partitions():
@@ -473,7 +475,7 @@ class KafkaController:
                 ctx.put_partition_state(tp, PartitionState.ONLINE)
             else:
                 ctx.put_partition_state(tp, PartitionState.OFFLINE)
-        self._trigger_online_partition_state_change()
+        self._trigger_online_partition_state_change(batch=batch)
 
     def _all_replicas(self) -> list[PartitionReplica]:
         ctx = self.context
