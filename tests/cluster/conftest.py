@@ -12,7 +12,7 @@ import pytest
 from kafkaops.cluster.local.cluster import LocalCluster
 
 FAST = {
-    "zookeeper.session.timeout.ms": 4000,
+    "zookeeper.session.timeout.ms": 6000,
     "controlled.shutdown.retry.backoff.ms": 300,
     "leader.imbalance.check.interval.seconds": 1,
 }
