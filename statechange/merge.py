@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from itertools import accumulate, islice
 from operator import le
 from typing import Any, NamedTuple
@@ -141,7 +142,9 @@ def merge_chunks(streams: Sequence[Iterable[Chunk]]) -> Iterator[list[Any]]:
         elif len(live) == 1:
             yield values
         else:
-            yield [values[i] for i in sorted(range(len(keys)), key=keys.__getitem__)]
+            # The key of each value is the next of `keys` (`next(keys, value)`: the value is an unused
+            # default): sorted() calls the key function once per value, in list order, before sorting.
+            yield sorted(values, key=partial(next, iter(keys)))
 
 
 def merge_logs(

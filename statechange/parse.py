@@ -7,6 +7,7 @@ that matches no known shape is still an entry (its `message` is the line), binar
 from __future__ import annotations
 
 import re
+from itertools import compress, count
 from operator import itemgetter
 
 from kafkaops.statechange import patterns as p
@@ -27,11 +28,47 @@ def split_block(block: bytes, *, file_start: bool) -> tuple[list[bytes], list[by
     pass through byte for byte. This is the merger's inner loop: the splitting and the key slices run in
     C, nothing is decoded.
     """
-    texts = p.ENTRY_BREAK_RE.split(block)
+    texts = block.split(b"\n")
+    # Each line's first 25 bytes, digits masked to 0: `[0000-00-00 00:00:00,000]` iff it starts an entry.
+    shapes = b"\n".join(map(_HEAD, texts)).translate(_MASK_DIGITS)
+    if len(shapes) != len(texts) * _SHAPE_STEP - 1 or not _ENTRY_SHAPES.startswith(shapes):
+        continuations = list(compress(count(), map(_ENTRY_SHAPE.__ne__, shapes.split(b"\n"))))
+        if continuations and continuations[0] == 0:
+            del continuations[0]  # the first line starts the first text whatever it is
+        if continuations:
+            texts = _join_continuations(texts, continuations)
     keys = list(map(_TIMESTAMP, texts))
     if file_start and not p.ENTRY_START_RE.match(texts[0]):
         keys[0] = ORPHAN_KEY
     return keys, texts
+
+
+_HEAD = itemgetter(slice(0, 2 + p.TIMESTAMP_WIDTH))
+_MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_ENTRY_SHAPE = b"[0000-00-00 00:00:00,000]"
+"""What a line that starts an entry (`patterns.ENTRY_START`) begins with, once its digits are masked."""
+_SHAPE_STEP = len(_ENTRY_SHAPE) + 1
+_ENTRY_SHAPES = (_ENTRY_SHAPE + b"\n") * (1 << 16)
+"""The masked heads of the lines of a block whose lines all start entries are a prefix of this (1.7 MB;
+a block of more lines takes the slow path, as any block with a continuation line does)."""
+
+
+def _join_continuations(lines: list[bytes], continuations: list[int]) -> list[bytes]:
+    """Lines into entries: each line whose index is in `continuations` (ascending, none 0) joins the
+    entry above it. Each entry is joined once, so a long stack trace costs linear time."""
+    texts: list[bytes] = []
+    done = 0  # lines[:done] are in texts or in the pending entry
+    first = 0  # the pending entry's first line
+    for line in continuations:
+        if line != done:  # line - 1 starts a new multi-line entry
+            if done:
+                texts.append(b"\n".join(lines[first:done]))
+            texts += lines[done : line - 1]
+            first = line - 1
+        done = line + 1
+    texts.append(b"\n".join(lines[first:done]))
+    texts += lines[done:]
+    return texts
 
 
 def last_entry_start(data: bytes) -> int:
