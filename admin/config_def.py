@@ -89,8 +89,6 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = _definitions(
     ConfigKey("message.downconversion.enable", ConfigType.BOOLEAN, "true"),
 )
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-
 
 def validate_topic_config(config: Mapping[str, str]) -> dict[str, Any]:
     """Kafka's `LogConfig.validate`: known names, parseable and valid values, compaction lags in order.

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 
 from kafkaops.admin import assignment as assign
 from kafkaops.admin.config_def import (
-    INTERNAL_TOPICS,
     topic_config_value,
     validate_topic_config,
     validate_topic_config_names,
@@ -26,7 +25,7 @@ from kafkaops.cluster.errors import (
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.jvm_order import hash_map_order
-from kafkaops.cluster.zk.values import ReplicaAssignment, TopicAssignment, TopicPartition
+from kafkaops.cluster.zk.values import INTERNAL_TOPICS, ReplicaAssignment, TopicAssignment, TopicPartition
 
 MAX_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.protocol.schemas import flatten_partition_states
-from kafkaops.cluster.zk.values import LEADER_DURING_DELETE, TopicPartition
-
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+from kafkaops.cluster.zk.values import INTERNAL_TOPICS, LEADER_DURING_DELETE, TopicPartition
 
 
 @dataclass(frozen=True)

@@ -13,22 +13,25 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.protocol.schemas import flatten_partition_states, flatten_stop_replica_partitions
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
     LeaderAndIsrPartitionState,
     Level,
+    StateChangeEntry,
     StateChangeLogFile,
     StopReplicaPartitionState,
 )
 from kafkaops.cluster.zk.values import TopicPartition
 
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-STALE_CONTROLLER_EPOCH = 11
+NONE = errors.NONE
+UNKNOWN_TOPIC_OR_PARTITION = errors.UnknownTopicOrPartitionError.code
+STALE_CONTROLLER_EPOCH = errors.StaleControllerEpochError.code
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,22 @@ class ReplicaManager:
         self.sink = sink
         self.log = BrokerLog(broker_id)
         self.controller_epoch = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.partitions: dict[TopicPartition, PartitionRole] = {}
 
     def role(self, partition: TopicPartition) -> PartitionRole | None:
         with self._lock:
             return self.partitions.get(partition)
+
+    def accept_controller_epoch(self, epoch: int, stale: Callable[[int], StateChangeEntry]) -> bool:
+        """Kafka's fencing of old controllers: a request from an older controller epoch is refused and
+        logged with `stale(latest epoch)`; a newer one raises the epoch this broker knows."""
+        with self._lock:
+            if epoch < self.controller_epoch:
+                self.sink.write(stale(self.controller_epoch))
+                return False
+            self.controller_epoch = epoch
+            return True
 
     def become_leader_or_follower(self, correlation_id: int, body: dict[str, Any]) -> dict[str, Any]:
         """Apply a LeaderAndIsr request; returns the response body."""
@@ -62,14 +75,13 @@ class ReplicaManager:
         write = self.sink.write
         write(self.log.handling_leader_and_isr(correlation_id, controller_id, len(states)))
         with self._lock:
-            if controller_epoch < self.controller_epoch:
-                write(
-                    self.log.ignoring_leader_and_isr_stale_controller(
-                        controller_id, correlation_id, controller_epoch, self.controller_epoch
-                    )
-                )
+            if not self.accept_controller_epoch(
+                controller_epoch,
+                lambda latest: self.log.ignoring_leader_and_isr_stale_controller(
+                    controller_id, correlation_id, controller_epoch, latest
+                ),
+            ):
                 return {"error_code": STALE_CONTROLLER_EPOCH, "partition_errors": []}
-            self.controller_epoch = controller_epoch
             errors = []
             for state in states:
                 tp = TopicPartition(state["topic_name"], state["partition_index"])
@@ -151,14 +163,13 @@ class ReplicaManager:
         write = self.sink.write
         write(self.log.handling_stop_replica(correlation_id, controller_id, len(partitions)))
         with self._lock:
-            if controller_epoch < self.controller_epoch:
-                write(
-                    self.log.ignoring_stop_replica_stale_controller(
-                        controller_id, correlation_id, controller_epoch, self.controller_epoch
-                    )
-                )
+            if not self.accept_controller_epoch(
+                controller_epoch,
+                lambda latest: self.log.ignoring_stop_replica_stale_controller(
+                    controller_id, correlation_id, controller_epoch, latest
+                ),
+            ):
                 return {"error_code": STALE_CONTROLLER_EPOCH, "partition_errors": []}
-            self.controller_epoch = controller_epoch
             errors = []
             for topic, index in partitions:
                 tp = TopicPartition(topic, index)

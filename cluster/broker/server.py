@@ -15,13 +15,11 @@ in order); work that blocks (controller calls, locks) runs in the loop's executo
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,14 @@ from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
 from kafkaops.cluster.errors import BrokerIdTakenError, KafkaOpsError
-from kafkaops.cluster.protocol.errors import KafkaProtocolError
+from kafkaops.cluster.protocol.errors import (
+    BrokerError,
+    KafkaProtocolError,
+    NotControllerError,
+    StaleBrokerEpochError,
+    StaleControllerEpochError,
+    UnknownServerError,
+)
 from kafkaops.cluster.protocol.framing import frame, read_frame, read_frame_blocking, write_frame
 from kafkaops.cluster.protocol.messages import (
     Request,
@@ -49,7 +54,7 @@ from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.state_change_log import StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartition
+from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartition, new_kafka_uuid
 
 log = logging.getLogger("kafkaops.broker")
 
@@ -61,15 +66,6 @@ SERVED_APIS = (
     ApiKey.UPDATE_METADATA,
     ApiKey.CONTROLLED_SHUTDOWN,
 )
-NOT_CONTROLLER = 41
-STALE_BROKER_EPOCH = 77
-UNKNOWN_SERVER_ERROR = -1
-STALE_CONTROLLER_EPOCH = 11
-
-
-def generate_cluster_id() -> str:
-    """Kafka's `CoreUtils.generateUuidAsBase64`: 22 URL-safe base64 characters."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 class KafkaServer:
@@ -107,7 +103,7 @@ class KafkaServer:
             connection_timeout_ms=self.config.effective_zookeeper_connection_timeout_ms,
         )
         self.zk.ensure_paths(znodes.PERSISTENT_PATHS)
-        self.cluster_id = self.zk.get_or_create_cluster_id(generate_cluster_id())
+        self.cluster_id = self.zk.get_or_create_cluster_id(new_kafka_uuid())
         self._loop_thread.start()
         self.endpoints = self._run(self._start_listener())
         self.broker_epoch = self._register_waiting_for_stale_session()
@@ -293,17 +289,17 @@ class KafkaServer:
         correlation_id = request.header.correlation_id
         if key is ApiKey.LEADER_AND_ISR:
             if self._stale_broker_epoch(body):
-                return {"error_code": STALE_BROKER_EPOCH, "partition_errors": []}
+                return {"error_code": StaleBrokerEpochError.code, "partition_errors": []}
             return await loop.run_in_executor(
                 None, self.replica_manager.become_leader_or_follower, correlation_id, body
             )
         if key is ApiKey.STOP_REPLICA:
             if self._stale_broker_epoch(body):
-                return {"error_code": STALE_BROKER_EPOCH, "partition_errors": []}
+                return {"error_code": StaleBrokerEpochError.code, "partition_errors": []}
             return await loop.run_in_executor(None, self.replica_manager.stop_replicas, correlation_id, body)
         if key is ApiKey.UPDATE_METADATA:
             if self._stale_broker_epoch(body):
-                return {"error_code": STALE_BROKER_EPOCH}
+                return {"error_code": StaleBrokerEpochError.code}
             return await loop.run_in_executor(None, self._update_metadata, correlation_id, body)
         if key is ApiKey.CONTROLLED_SHUTDOWN:
             return await loop.run_in_executor(None, self._handle_controlled_shutdown, body)
@@ -314,16 +310,14 @@ class KafkaServer:
         return epoch != -1 and epoch < self.broker_epoch
 
     def _update_metadata(self, correlation_id: int, body: dict[str, Any]) -> dict[str, Any]:
-        if body["controller_epoch"] < self.replica_manager.controller_epoch:
-            self.state_change_log.write(
-                self.replica_manager.log.ignoring_update_metadata_stale_controller(
-                    correlation_id,
-                    body["controller_id"],
-                    body["controller_epoch"],
-                    self.replica_manager.controller_epoch,
-                )
-            )
-            return {"error_code": STALE_CONTROLLER_EPOCH}
+        manager = self.replica_manager
+        if not manager.accept_controller_epoch(
+            body["controller_epoch"],
+            lambda latest: manager.log.ignoring_update_metadata_stale_controller(
+                correlation_id, body["controller_id"], body["controller_epoch"], latest
+            ),
+        ):
+            return {"error_code": StaleControllerEpochError.code}
         deleted, _ = self.metadata_cache.update(body)
         for tp in deleted:
             self.state_change_log.write(
@@ -335,12 +329,13 @@ class KafkaServer:
 
     def _handle_controlled_shutdown(self, body: dict[str, Any]) -> dict[str, Any]:
         if not self.controller.is_active:
-            return {"error_code": NOT_CONTROLLER, "remaining_partitions": []}
+            return {"error_code": NotControllerError.code, "remaining_partitions": []}
         try:
             remaining = self.controller.controlled_shutdown(body["broker_id"], body.get("broker_epoch", -1))
-        except KafkaOpsError as error:
-            code = STALE_BROKER_EPOCH if "STALE_BROKER_EPOCH" in str(error) else UNKNOWN_SERVER_ERROR
-            return {"error_code": code, "remaining_partitions": []}
+        except BrokerError as error:  # the controller answers with Kafka's error classes
+            return {"error_code": error.code, "remaining_partitions": []}
+        except KafkaOpsError:
+            return {"error_code": UnknownServerError.code, "remaining_partitions": []}
         return {
             "error_code": 0,
             "remaining_partitions": [

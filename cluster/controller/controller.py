@@ -13,11 +13,9 @@ stops acting at once (`_active` is cleared on kazoo's thread, before any event c
 
 from __future__ import annotations
 
-import base64
 import logging
 import threading
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -34,6 +32,7 @@ from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.protocol.errors import BrokerNotAvailableError, NotControllerError, StaleBrokerEpochError
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
@@ -42,6 +41,7 @@ from kafkaops.cluster.zk.values import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     TopicPartition,
+    new_kafka_uuid,
 )
 
 log = logging.getLogger("kafkaops.controller")
@@ -428,7 +428,7 @@ class KafkaController:
                 assignment = znodes.TopicZNode.decode(topic, entry[0])
             except MalformedZNodeError:
                 continue
-            topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            topic_id = new_kafka_uuid()
             try:
                 self.zk.fenced_multi(
                     [
@@ -891,14 +891,16 @@ class KafkaController:
     def _on_controlled_shutdown(self, event: ControlledShutdown) -> None:
         ctx = self.context
         if not self._active:
-            event.result.set_exception(KafkaOpsError("NOT_CONTROLLER"))
+            event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is not the controller"))
             return
         if event.broker_id not in ctx.live_broker_ids and event.broker_id not in ctx.shutting_down_broker_ids:
-            event.result.set_exception(KafkaOpsError(f"Broker id {event.broker_id} does not exist."))
+            event.result.set_exception(BrokerNotAvailableError(f"Broker id {event.broker_id} does not exist."))
             return
         epoch = ctx.broker_epoch(event.broker_id)
         if event.broker_epoch >= 0 and epoch is not None and event.broker_epoch < epoch:
-            event.result.set_exception(KafkaOpsError("STALE_BROKER_EPOCH"))
+            event.result.set_exception(
+                StaleBrokerEpochError(f"Broker epoch {event.broker_epoch} of broker {event.broker_id} is stale")
+            )
             return
         ctx.shutting_down_broker_ids.add(event.broker_id)
         batch = self._new_batch()

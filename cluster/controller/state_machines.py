@@ -136,18 +136,23 @@ class TransitionSplit(Generic[K, S]):
     current: Mapping[K, S]
 
 
+def _split(
+    keys: Iterable[K], states: Mapping[K, S], target: S, missing: S, previous: Mapping[S, tuple[S, ...]]
+) -> TransitionSplit[K, S]:
+    current = {k: states.get(k, missing) for k in keys}
+    allowed = previous[target]
+    valid = tuple(k for k, s in current.items() if s in allowed)
+    invalid = tuple(InvalidTransition(k, s, target) for k, s in current.items() if s not in allowed)
+    return TransitionSplit(target, valid, invalid, current)
+
+
 def split_partition_transitions(
     partitions: Iterable[TopicPartition],
     states: Mapping[TopicPartition, PartitionState],
     target: PartitionState,
 ) -> TransitionSplit[TopicPartition, PartitionState]:
     """Kafka's `checkValidPartitionStateChange`; a partition without a state is NonExistentPartition."""
-    current = {p: states.get(p, PartitionState.NON_EXISTENT) for p in partitions}
-    valid = tuple(p for p, s in current.items() if is_valid_partition_transition(s, target))
-    invalid = tuple(
-        InvalidTransition(p, s, target) for p, s in current.items() if not is_valid_partition_transition(s, target)
-    )
-    return TransitionSplit(target, valid, invalid, current)
+    return _split(partitions, states, target, PartitionState.NON_EXISTENT, VALID_PREVIOUS_PARTITION_STATES)
 
 
 def split_replica_transitions(
@@ -156,9 +161,4 @@ def split_replica_transitions(
     target: ReplicaState,
 ) -> TransitionSplit[PartitionReplica, ReplicaState]:
     """Kafka's `checkValidReplicaStateChange`; a replica without a state is NonExistentReplica."""
-    current = {r: states.get(r, ReplicaState.NON_EXISTENT) for r in replicas}
-    valid = tuple(r for r, s in current.items() if is_valid_replica_transition(s, target))
-    invalid = tuple(
-        InvalidTransition(r, s, target) for r, s in current.items() if not is_valid_replica_transition(s, target)
-    )
-    return TransitionSplit(target, valid, invalid, current)
+    return _split(replicas, states, target, ReplicaState.NON_EXISTENT, VALID_PREVIOUS_REPLICA_STATES)

@@ -7,10 +7,21 @@ Kafka keeps these in `kafka.api.LeaderAndIsr`, `kafka.controller.ReplicaAssignme
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+"""Kafka's `Topic.INTERNAL_TOPICS`: the topics its own coordinators own."""
+
+
+def new_kafka_uuid() -> str:
+    """A random id as Kafka prints one (cluster id, topic id): 22 URL-safe base64 characters."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
 
 NO_LEADER = -1
 """`LeaderAndIsr.NoLeader`: the partition has no leader."""
