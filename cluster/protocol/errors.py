@@ -540,3 +540,53 @@ class InconsistentClusterIdError(BrokerError, code=104, name="INCONSISTENT_CLUST
 
 ERRORS: Mapping[int, type[BrokerError]] = MappingProxyType(_REGISTRY)
 """Every registered code and its class (read-only)."""
+
+
+KAFKA_MESSAGES: Mapping[int, str] = MappingProxyType(
+    {
+        -1: "The server experienced an unexpected error when processing the request.",
+        1: "The requested offset is not within the range of offsets maintained by the server.",
+        2: "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, "
+        "or is otherwise corrupt.",
+        3: "This server does not host this topic-partition.",
+        4: "The requested fetch size is invalid.",
+        5: "There is no leader for this topic-partition as we are in the middle of a leadership election.",
+        6: "For requests intended only for the leader, this error indicates that the broker is not the current "
+        "leader. For requests intended for any replica, this error indicates that the broker is not a replica of "
+        "the topic partition.",
+        7: "The request timed out.",
+        8: "The broker is not available.",
+        9: "The replica is not available for the requested topic-partition. Produce/Fetch requests and other "
+        "requests intended only for the leader or follower return NOT_LEADER_OR_FOLLOWER if the broker is not a "
+        "replica of the topic-partition.",
+        10: "The request included a message larger than the max message size the server will accept.",
+        13: "The server disconnected before a response was received.",
+        17: "The request attempted to perform an operation on an invalid topic.",
+        18: "The request included message batch larger than the configured segment size on the server.",
+        19: "Messages are rejected since there are fewer in-sync replicas than required.",
+        20: "Messages are written to the log, but to fewer in-sync replicas than required.",
+        21: "Produce request specified an invalid value for required acks.",
+        29: "Topic authorization failed.",
+        32: "The timestamp of the message is out of acceptable range.",
+        35: "The version of API is not supported.",
+        42: "This most likely occurs because of a request being malformed by the client library or the message was "
+        "sent to an incompatible broker. See the broker logs for more details.",
+        43: "The message format version on the broker does not support the request.",
+        56: "Disk error when trying to access log file on the disk.",
+        70: "The fetch session ID was not found.",
+        71: "The fetch session epoch is invalid.",
+        74: "The leader epoch in the request is older than the epoch on the broker.",
+        75: "The leader epoch in the request is newer than the epoch on the broker.",
+        76: "The requesting client does not support the compression type of given partition.",
+        78: "The leader high watermark has not caught up from a recent leader election so the offsets cannot be "
+        "guaranteed to be monotonically increasing.",
+        87: "This record has failed the validation on broker and hence will be rejected.",
+    }
+)
+"""Kafka's own text (`Errors.java`) for the codes a produce/fetch client meets, as its clients print them."""
+
+
+def from_code(code: int, message: str | None = None) -> BrokerError:
+    """The error for a non-zero code read from a response: the response's own message if it carried one,
+    else Kafka's text for the code. Raises UnknownErrorCodeError for a code the registry does not know."""
+    return for_code(code)(message or KAFKA_MESSAGES.get(code, ""))

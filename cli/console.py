@@ -1,0 +1,950 @@
+"""`kafkaops console-producer`, `console-consumer` and `producer-perf-test`: Kafka 2.8's console tools.
+
+Thin adapters over `kafkaops.admin.kafka_client`: parse Kafka's flags and `--property` settings (pure
+functions below, tested without a broker), call the client, print Kafka's texts. What differs from
+Kafka, on purpose:
+
+* console-producer has `--partition` (as kcat has `-p`), and `--acks` as a short alias of
+  `--request-required-acks`; a record the brokers refused makes it exit 1 (Kafka logs and exits 0).
+* console-consumer reads without a consumer group (`--group`, `--whitelist`/`--include` are refused):
+  one partition with `--partition`, else every partition of the topic.
+* `--property a=b c=d` takes several settings after one flag, as `--producer-props` does (Kafka's
+  jopt-simple silently drops all but the first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+
+from kafkaops.admin.kafka_client import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    BatchSender,
+    ConsumerRecord,
+    KafkaClient,
+    OffsetResetPolicy,
+    PartitionConsumer,
+    PerfTotal,
+    PerfWindow,
+    ProducerRecordTuple,
+    SendOutcome,
+    parse_acks,
+    parse_bootstrap_servers,
+    perf_payload,
+    run_producer_perf,
+)
+from kafkaops.cli.output import kafka_errors
+from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.protocol.records import Compression
+
+PRODUCER_DESCRIPTION = "This tool helps to read data from standard input and publish it to Kafka."
+CONSUMER_DESCRIPTION = "This tool helps to read data from Kafka topics and outputs it to standard output."
+PERF_DESCRIPTION = "This tool is used to verify the producer performance."
+
+
+# --- shared parsing ---------------------------------------------------------------------------------------
+
+
+def parse_key_value_args(args: Sequence[str]) -> dict[str, str]:
+    """Kafka's `CommandLineUtils.parseKeyValueArgs`: `key=value` (split at the first '='), a missing value
+    is the empty string."""
+    props: dict[str, str] = {}
+    for arg in args:
+        if not arg:
+            continue
+        key, _, value = arg.partition("=")
+        props[key] = value
+    return props
+
+
+def _extra_properties(extra: Sequence[str], flag: str) -> list[str]:
+    """Words left after the flags: settings that followed one `--property`/`--producer-props` flag."""
+    for word in extra:
+        if "=" not in word:
+            raise UsageError(f"Found non-option argument '{word}'; settings after {flag} take the form key=value")
+    return list(extra)
+
+
+def _bool_property(props: dict[str, str], name: str, default: bool) -> bool:
+    # DefaultMessageFormatter / LineMessageReader: `trim.equalsIgnoreCase("true")`
+    return props[name].strip().lower() == "true" if name in props else default
+
+
+def _bootstrap(bootstrap_server: str | None, broker_list: str | None) -> str:
+    servers = bootstrap_server or broker_list
+    if not servers:
+        raise UsageError("Missing required option(s) [bootstrap-server]")
+    parse_bootstrap_servers(servers)
+    return servers
+
+
+def _compression(codec: str | None) -> Compression:
+    # ConsoleProducer: "If specified without value, then it defaults to 'gzip'"
+    name = (codec or "none").lower()
+    if name in ("none", "gzip"):
+        return Compression[name.upper()]
+    if name in ("snappy", "lz4", "zstd"):
+        raise InvalidArgumentError(f"kafkaops cannot compress with {name} yet: use gzip or none")
+    raise InvalidArgumentError(
+        f"Invalid value {codec} for configuration compression.type: String must be one of: "
+        "none, gzip, snappy, lz4, zstd"
+    )
+
+
+def _int_setting(props: dict[str, str], name: str, default: int) -> int:
+    if name not in props:
+        return default
+    try:
+        return int(props[name].strip())
+    except ValueError:
+        raise InvalidArgumentError(
+            f"Invalid value {props[name]} for configuration {name}: Not a number of type INT"
+        ) from None
+
+
+def _log4j(level: str, message: str, logger: str) -> str:
+    """A line in the shape of Kafka's tools-log4j.properties: `[date] LEVEL message (logger)`."""
+    now = datetime.now()
+    return f"[{now:%Y-%m-%d %H:%M:%S},{now.microsecond // 1000:03d}] {level} {message} ({logger})"
+
+
+# --- console-producer ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineMessageReader:
+    """Kafka's `LineMessageReader` settings: `parse.key`, `key.separator`, `ignore.error`, and (Kafka 3.2+)
+    `parse.headers`, `headers.delimiter`, `headers.separator`, `headers.key.separator`, `null.marker`."""
+
+    parse_key: bool = False
+    key_separator: str = "\t"
+    ignore_error: bool = False
+    parse_headers: bool = False
+    headers_delimiter: str = "\t"
+    headers_separator: str = ","
+    headers_key_separator: str = ":"
+    null_marker: str | None = None
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> LineMessageReader:
+        """Raises InvalidArgumentError with Kafka's texts for separators that collide."""
+        reader = cls(
+            parse_key=_bool_property(props, "parse.key", False),
+            key_separator=props.get("key.separator", "\t"),
+            ignore_error=_bool_property(props, "ignore.error", False),
+            parse_headers=_bool_property(props, "parse.headers", False),
+            headers_delimiter=props.get("headers.delimiter", "\t"),
+            headers_separator=props.get("headers.separator", ","),
+            headers_key_separator=props.get("headers.key.separator", ":"),
+            null_marker=props.get("null.marker"),
+        )
+        pairs = [
+            ("headers.delimiter", reader.headers_delimiter, "headers.separator", reader.headers_separator),
+            ("headers.delimiter", reader.headers_delimiter, "headers.key.separator", reader.headers_key_separator),
+            ("headers.separator", reader.headers_separator, "headers.key.separator", reader.headers_key_separator),
+            ("null.marker", reader.null_marker, "key.separator", reader.key_separator),
+            ("null.marker", reader.null_marker, "headers.separator", reader.headers_separator),
+            ("null.marker", reader.null_marker, "headers.delimiter", reader.headers_delimiter),
+            ("null.marker", reader.null_marker, "headers.key.separator", reader.headers_key_separator),
+        ]
+        for a, a_value, b, b_value in pairs:
+            if a_value is not None and a_value == b_value:
+                raise InvalidArgumentError(f"{a} and {b} may not be equal")
+        if reader.parse_key and not reader.key_separator:
+            raise InvalidArgumentError("key.separator may not be empty")
+        return reader
+
+    def _part(self, enabled: bool, line: str, start: int, separator: str, name: str, number: int) -> str | None:
+        if not enabled:
+            return None
+        index = line.find(separator, start)
+        if index < 0:
+            if self.ignore_error:
+                return None
+            if name == "key separator":
+                raise InvalidArgumentError(f"No key found on line {number}: {line}")  # Kafka 2.8's text
+            raise InvalidArgumentError(f"No {name} found on line number {number}: '{line}'")
+        return line[start:index]
+
+    def _null(self, text: str | None) -> bytes | None:
+        return None if text is None or text == self.null_marker else text.encode()
+
+    def read(self, line: str, number: int) -> ProducerRecordTuple:
+        """One line (without its terminator) as (key, value, headers); `number` counts from 1 for errors."""
+        headers_text = self._part(self.parse_headers, line, 0, self.headers_delimiter, "headers delimiter", number)
+        header_end = 0 if headers_text is None else len(headers_text) + len(self.headers_delimiter)
+        key_text = self._part(self.parse_key, line, header_end, self.key_separator, "key separator", number)
+        key_end = 0 if key_text is None else len(key_text) + len(self.key_separator)
+        value = line[header_end + key_end :]
+        headers: list[tuple[str, bytes | None]] = []
+        if headers_text is not None and headers_text != self.null_marker:
+            for pair in headers_text.split(self.headers_separator):
+                index = pair.find(self.headers_key_separator)
+                if index < 0:
+                    if not self.ignore_error:
+                        raise InvalidArgumentError(
+                            f"No header key separator found in pair '{pair}' on line number {number}"
+                        )
+                    headers.append((pair, None))
+                    continue
+                header_key = pair[:index]
+                if header_key == self.null_marker:
+                    raise InvalidArgumentError(
+                        f"Header keys should not be equal to the null marker '{self.null_marker}' as they can't be null"
+                    )
+                headers.append((header_key, self._null(pair[index + len(self.headers_key_separator) :])))
+        return self._null(key_text), self._null(value), tuple(headers) or None
+
+
+def read_line_batches(
+    stream: BinaryIO,
+    linger_s: float,
+    max_bytes: int,
+    *,
+    sync: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[list[str]]:
+    """Lines of `stream` (UTF-8, `\\n` or `\\r\\n` ended; a last line without one counts) in batches.
+
+    A batch closes when it holds `max_bytes`, `linger_s` after its first line (Kafka's linger.ms, the
+    console producer's `--timeout`), or at the end of input; with `sync`, every line is its own batch.
+    On a pipe or terminal the linger is real time (select on the descriptor); a stream without one is
+    read to the end in batches of `max_bytes`.
+    """
+    try:
+        fd: int | None = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = None
+    if fd is None:
+        raw_lines = stream.read().split(b"\n")
+        if raw_lines[-1] == b"":
+            raw_lines.pop()
+        yield from _batches(iter([_decode(line) for line in raw_lines]), max_bytes, sync)
+        return
+    buffer = b""
+    eof = False
+    while not eof:
+        batch: list[str] = []
+        size = 0
+        deadline: float | None = None
+        while True:
+            while b"\n" in buffer and size < max_bytes and not (sync and batch):
+                raw, buffer = buffer.split(b"\n", 1)
+                batch.append(_decode(raw))
+                size += len(raw)
+                if deadline is None:
+                    deadline = clock() + linger_s
+            if size >= max_bytes or (sync and batch):
+                break
+            wait = None if deadline is None else deadline - clock()
+            if wait is not None and wait <= 0:
+                break
+            if not select.select([fd], [], [], wait)[0]:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                eof = True
+                if buffer:
+                    batch.append(_decode(buffer))
+                    buffer = b""
+                break
+            buffer += chunk
+        if batch:
+            yield batch
+
+
+def _decode(raw: bytes) -> str:
+    return raw.removesuffix(b"\r").decode("utf-8", errors="replace")
+
+
+def _batches(lines: Iterator[str], max_bytes: int, sync: bool) -> Iterator[list[str]]:
+    batch: list[str] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line.encode())
+        if sync or size >= max_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _send_error_lines(topic: str, outcome: SendOutcome) -> list[str]:
+    """Kafka's ErrorLoggingCallback line for each record of a failed batch."""
+    lines = []
+    for key, value, _ in outcome.records:
+        key_text = "null" if key is None else f"{len(key)} bytes"
+        value_text = "null" if value is None else f"{len(value)} bytes"
+        lines.append(
+            _log4j(
+                "ERROR",
+                f"Error when sending message to topic {topic} with key: {key_text}, value: {value_text} with error:",
+                "org.apache.kafka.clients.producer.internals.ErrorLoggingCallback",
+            )
+        )
+        lines.append(str(outcome.error))
+    return lines
+
+
+@kafka_errors()
+def console_producer_command(
+    ctx: typer.Context,
+    bootstrap_server: Annotated[
+        str | None,
+        typer.Option(
+            "--bootstrap-server",
+            metavar="<String: server to connect to>",
+            help="REQUIRED unless --broker-list(deprecated) is specified. The server(s) to connect to. The broker list string in the form HOST1:PORT1,HOST2:PORT2.",
+        ),
+    ] = None,
+    broker_list: Annotated[
+        str | None,
+        typer.Option(
+            "--broker-list",
+            metavar="<String: broker-list>",
+            help="DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.  The broker list string in the form HOST1:PORT1,HOST2:PORT2.",
+        ),
+    ] = None,
+    topic: Annotated[
+        str | None,
+        typer.Option("--topic", metavar="<String: topic>", help="REQUIRED: The topic id to produce messages to."),
+    ] = None,
+    partition: Annotated[
+        int | None,
+        typer.Option(
+            "--partition",
+            metavar="<Integer: partition>",
+            help="The partition to produce to (beyond Kafka). Default: by key (murmur2), records without a key to one partition per batch.",
+        ),
+    ] = None,
+    request_required_acks: Annotated[
+        str | None,
+        typer.Option(
+            "--request-required-acks",
+            "--acks",
+            metavar="<String: request required acks>",
+            help="The required `acks` of the producer requests (default: -1)",
+        ),
+    ] = None,
+    request_timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--request-timeout-ms",
+            metavar="<Integer: request timeout ms>",
+            help="The ack timeout of the producer requests. Value must be non-negative and non-zero. (default: 1500)",
+        ),
+    ] = None,
+    message_send_max_retries: Annotated[
+        int | None,
+        typer.Option(
+            "--message-send-max-retries",
+            metavar="<Integer>",
+            help="Brokers can fail receiving the message for multiple reasons, and being unavailable transiently is just one of them. This property specifies the number of retries before the producer give up and drop this message. (default: 3)",
+        ),
+    ] = None,
+    retry_backoff_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--retry-backoff-ms",
+            metavar="<Long>",
+            help="Before each retry, the producer refreshes the metadata of relevant topics. Since leader election takes a bit of time, this property specifies the amount of time that the producer waits before refreshing the metadata. (default: 100)",
+        ),
+    ] = None,
+    send_timeout: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout",
+            metavar="<Long: timeout_ms>",
+            help="If set and the producer is running in asynchronous mode, this gives the maximum amount of time a message will queue awaiting sufficient batch size. The value is given in ms. (default: 1000)",
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            "--max-partition-memory-bytes",
+            metavar="<Integer: size>",
+            help="The most bytes of record values to send in a single batch. (default: 16384)",
+        ),
+    ] = None,
+    sync: Annotated[
+        bool,
+        typer.Option(
+            "--sync",
+            help="If set message send requests to the brokers are synchronously, one at a time as they arrive.",
+        ),
+    ] = False,
+    compression_codec: Annotated[
+        str | None,
+        typer.Option(
+            "--compression-codec",
+            metavar="<String: compression-codec>",
+            help="The compression codec: either 'none' or 'gzip' (snappy, lz4 and zstd are not supported here).",
+        ),
+    ] = None,
+    property_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--property",
+            metavar="<String: prop>",
+            help="A mechanism to pass user-defined properties in the form key=value to the message reader: parse.key, key.separator, ignore.error, parse.headers, headers.delimiter, headers.separator, headers.key.separator, null.marker.",
+        ),
+    ] = None,
+    producer_property: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--producer-property",
+            metavar="<String: producer_prop>",
+            help="A mechanism to pass user-defined properties in the form key=value to the producer.",
+        ),
+    ] = None,
+) -> None:
+    """Read data from standard input and publish it to Kafka, one record per line."""
+    extra = _extra_properties(ctx.args, "--property")
+    if topic is None:
+        raise UsageError('Missing required argument "[topic]"')
+    servers = _bootstrap(bootstrap_server, broker_list)
+    settings = parse_key_value_args(producer_property or [])
+    reader = LineMessageReader.from_properties(parse_key_value_args([*(property_ or []), *extra]))
+    acks = parse_acks(request_required_acks if request_required_acks is not None else settings.get("acks", "-1"))
+    timeout_ms = (
+        request_timeout_ms if request_timeout_ms is not None else _int_setting(settings, "request.timeout.ms", 1500)
+    )
+    if timeout_ms <= 0:
+        raise InvalidArgumentError(
+            f"Invalid value {timeout_ms} for configuration request.timeout.ms: Value must be at least 1"
+        )
+    retries = message_send_max_retries if message_send_max_retries is not None else _int_setting(settings, "retries", 3)
+    backoff = retry_backoff_ms if retry_backoff_ms is not None else _int_setting(settings, "retry.backoff.ms", 100)
+    linger = send_timeout if send_timeout is not None else _int_setting(settings, "linger.ms", 1000)
+    max_bytes = batch_size if batch_size is not None else _int_setting(settings, "batch.size", 16384)
+    codec = _compression(compression_codec if compression_codec is not None else settings.get("compression.type"))
+    prompt = sys.stdin.isatty()
+    with KafkaClient(
+        servers,
+        client_id=settings.get("client.id", "console-producer"),
+        request_timeout_ms=timeout_ms,
+        retries=retries,
+        retry_backoff_ms=backoff,
+        delivery_timeout_ms=_int_setting(settings, "delivery.timeout.ms", 120000),
+    ) as client:
+        sender = BatchSender(client, topic, partition=partition, acks=acks, timeout_ms=timeout_ms, compression=codec)
+        failed = 0
+        line_number = 0
+        if prompt:
+            _prompt()
+        for lines in read_line_batches(sys.stdin.buffer, linger / 1000, max(max_bytes, 1), sync=sync):
+            records = []
+            bad: KafkaOpsError | None = None
+            for line in lines:
+                line_number += 1
+                try:
+                    records.append(reader.read(line, line_number))
+                except KafkaOpsError as error:
+                    bad = error
+                    break
+            for outcome in sender.send(records) if records else []:
+                if outcome.error is not None:
+                    failed += len(outcome.records)
+                    sys.stderr.write("\n".join(_send_error_lines(topic, outcome)) + "\n")
+            if bad is not None:
+                raise bad
+            if prompt:
+                _prompt()
+    if failed:
+        raise typer.Exit(code=1)
+
+
+def _prompt() -> None:
+    sys.stdout.write(">")
+    sys.stdout.flush()
+
+
+# --- console-consumer ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageFormatter:
+    """Kafka's `DefaultMessageFormatter` and its `--property` settings."""
+
+    print_timestamp: bool = False
+    print_key: bool = False
+    print_offset: bool = False
+    print_partition: bool = False
+    print_headers: bool = False
+    print_value: bool = True
+    key_separator: bytes = b"\t"
+    line_separator: bytes = b"\n"
+    headers_separator: bytes = b","
+    null_literal: bytes = b"null"
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> MessageFormatter:
+        def separator(name: str, default: bytes) -> bytes:
+            return props[name].encode() if name in props else default
+
+        return cls(
+            print_timestamp=_bool_property(props, "print.timestamp", False),
+            print_key=_bool_property(props, "print.key", False),
+            print_offset=_bool_property(props, "print.offset", False),
+            print_partition=_bool_property(props, "print.partition", False),
+            print_headers=_bool_property(props, "print.headers", False),
+            print_value=_bool_property(props, "print.value", True),
+            key_separator=separator("key.separator", b"\t"),
+            line_separator=separator("line.separator", b"\n"),
+            headers_separator=separator("headers.separator", b","),
+            null_literal=separator("null.literal", b"null"),
+        )
+
+    def format(self, record: ConsumerRecord) -> bytes:
+        """The bytes `DefaultMessageFormatter.writeTo` writes: the chosen columns, each followed by the key
+        separator if another column follows and by the line separator otherwise."""
+        columns: list[bytes] = []
+        if self.print_timestamp:
+            columns.append(f"{record.timestamp_type}:{record.timestamp}".encode())
+        if self.print_partition:
+            columns.append(b"Partition:%d" % record.partition)
+        if self.print_offset:
+            columns.append(b"Offset:%d" % record.offset)
+        if self.print_headers:
+            if record.headers:
+                columns.append(
+                    self.headers_separator.join(
+                        k.encode() + b":" + (self.null_literal if v is None else v) for k, v in record.headers
+                    )
+                )
+            else:
+                columns.append(b"NO_HEADERS")
+        if self.print_key:
+            columns.append(self.null_literal if record.key is None else record.key)
+        if self.print_value:
+            columns.append(self.null_literal if record.value is None else record.value)
+        if not columns:
+            return b""
+        return self.key_separator.join(columns) + self.line_separator
+
+
+@dataclass(frozen=True)
+class ConsumerSettings:
+    topic: str
+    partition: int | None
+    start: int
+    reset: OffsetResetPolicy
+    max_messages: int
+    timeout_ms: int
+
+
+def consumer_settings(
+    topic: str | None,
+    partition: int | None,
+    offset: str | None,
+    from_beginning: bool,
+    max_messages: int | None,
+    timeout_ms: int | None,
+) -> ConsumerSettings:
+    """Kafka 2.8's `ConsoleConsumer.ConsumerConfig` checks, in its order, with its texts (UsageError)."""
+    if topic is None:
+        raise UsageError("Exactly one of whitelist/topic is required.")
+    if partition is not None:
+        if from_beginning and offset is not None:
+            raise UsageError("Options from-beginning and offset cannot be specified together.")
+    elif offset is not None:
+        raise UsageError("The partition is required when offset is specified.")
+    if offset is None:
+        start = EARLIEST_TIMESTAMP if from_beginning else LATEST_TIMESTAMP
+    elif offset.lower() == "earliest":
+        start = EARLIEST_TIMESTAMP
+    elif offset.lower() == "latest":
+        start = LATEST_TIMESTAMP
+    else:
+        try:
+            start = int(offset)
+        except ValueError:
+            start = -1
+        if start < 0:
+            raise UsageError(
+                f"The provided offset value '{offset}' is incorrect. Valid values are 'earliest', 'latest', or a "
+                "non-negative long."
+            )
+    reset = OffsetResetPolicy.EARLIEST if from_beginning else OffsetResetPolicy.LATEST
+    return ConsumerSettings(
+        topic,
+        partition,
+        start,
+        reset,
+        -1 if max_messages is None else max_messages,
+        -1 if timeout_ms is None else timeout_ms,
+    )
+
+
+_CONSUMER_LOGGER = "kafka.tools.ConsoleConsumer$"
+
+
+@kafka_errors()
+def console_consumer_command(
+    ctx: typer.Context,
+    bootstrap_server: Annotated[
+        str | None,
+        typer.Option(
+            "--bootstrap-server",
+            metavar="<String: server to connect to>",
+            help="REQUIRED: The server(s) to connect to.",
+        ),
+    ] = None,
+    topic: Annotated[
+        str | None, typer.Option("--topic", metavar="<String: topic>", help="The topic id to consume on.")
+    ] = None,
+    whitelist: Annotated[
+        str | None,
+        typer.Option("--whitelist", "--include", metavar="<String: whitelist>", help="Not available: use --topic."),
+    ] = None,
+    partition: Annotated[
+        int | None,
+        typer.Option(
+            "--partition",
+            metavar="<Integer: partition>",
+            help="The partition to consume from. Consumption starts from the end of the partition unless '--offset' is specified.",
+        ),
+    ] = None,
+    offset: Annotated[
+        str | None,
+        typer.Option(
+            "--offset",
+            metavar="<String: consume offset>",
+            help="The offset id to consume from (a non-negative number), or 'earliest' which means from beginning, or 'latest' which means from end (default: latest)",
+        ),
+    ] = None,
+    from_beginning: Annotated[
+        bool,
+        typer.Option(
+            "--from-beginning",
+            help="If the consumer does not already have an established offset to consume from, start with the earliest message present in the log rather than the latest message.",
+        ),
+    ] = False,
+    max_messages: Annotated[
+        int | None,
+        typer.Option(
+            "--max-messages",
+            metavar="<Integer: num_messages>",
+            help="The maximum number of messages to consume before exiting. If not set, consumption is continual.",
+        ),
+    ] = None,
+    timeout_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout-ms",
+            metavar="<Integer: timeout_ms>",
+            help="If specified, exit if no message is available for consumption for the specified interval.",
+        ),
+    ] = None,
+    property_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--property",
+            metavar="<String: prop>",
+            help="The properties to initialize the message formatter. Default properties include: print.timestamp=true|false print.key=true|false print.offset=true|false print.partition=true|false print.headers=true|false print.value=true|false key.separator=<key.separator> line.separator=<line.separator> headers.separator=<line.separator> null.literal=<null.literal>",
+        ),
+    ] = None,
+    consumer_property: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--consumer-property",
+            metavar="<String: consumer_prop>",
+            help="A mechanism to pass user-defined properties in the form key=value to the consumer (client.id, fetch.max.wait.ms, fetch.max.bytes, max.partition.fetch.bytes, request.timeout.ms, isolation.level).",
+        ),
+    ] = None,
+    isolation_level: Annotated[
+        str | None,
+        typer.Option(
+            "--isolation-level",
+            metavar="<String>",
+            help="Set to read_committed in order to filter out transactional messages which are not committed. Set to read_uncommitted to read all messages. (default: read_uncommitted)",
+        ),
+    ] = None,
+    group: Annotated[
+        str | None, typer.Option("--group", metavar="<String: consumer group id>", help="Not available here.")
+    ] = None,
+    skip_message_on_error: Annotated[
+        bool,
+        typer.Option(
+            "--skip-message-on-error",
+            help="If there is an error when processing a message, skip it instead of halt.",
+        ),
+    ] = False,
+) -> None:
+    """Read data from Kafka topics and write it to standard output."""
+    extra = _extra_properties(ctx.args, "--property")
+    if bootstrap_server is None:
+        raise UsageError('Missing required argument "[bootstrap-server]"')
+    if whitelist is not None:
+        raise InvalidArgumentError("kafkaops console-consumer reads one topic: use --topic instead of --whitelist")
+    settings = consumer_settings(topic, partition, offset, from_beginning, max_messages, timeout_ms)
+    if group is not None:
+        raise InvalidArgumentError("kafkaops console-consumer reads without a consumer group: leave out --group")
+    consumer_props = parse_key_value_args(consumer_property or [])
+    if "group.id" in consumer_props:
+        raise InvalidArgumentError("kafkaops console-consumer reads without a consumer group: leave out group.id")
+    level_name = isolation_level or consumer_props.get("isolation.level", "read_uncommitted")
+    levels = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
+    if level_name not in levels:
+        raise InvalidArgumentError(
+            f"Invalid value {level_name} for configuration isolation.level: String must be one of: "
+            "read_committed, read_uncommitted"
+        )
+    formatter = MessageFormatter.from_properties(parse_key_value_args([*(property_ or []), *extra]))
+    parse_bootstrap_servers(bootstrap_server)
+    out = sys.stdout.buffer
+    with KafkaClient(
+        bootstrap_server,
+        client_id=consumer_props.get("client.id", "console-consumer"),
+        request_timeout_ms=_int_setting(consumer_props, "request.timeout.ms", 30000),
+    ) as client:
+        consumer = PartitionConsumer(
+            client,
+            settings.topic,
+            None if settings.partition is None else [settings.partition],
+            settings.start,
+            settings.reset,
+            max_wait_ms=_int_setting(consumer_props, "fetch.max.wait.ms", 500),
+            max_bytes=_int_setting(consumer_props, "fetch.max.bytes", 52428800),
+            partition_max_bytes=_int_setting(consumer_props, "max.partition.fetch.bytes", 1048576),
+            isolation_level=levels[level_name],
+        )
+        count, code = _consume(consumer, formatter, settings, out)
+    sys.stderr.write(f"Processed a total of {count} messages\n")
+    if code:
+        raise typer.Exit(code=code)
+
+
+def _consume(
+    consumer: PartitionConsumer, formatter: MessageFormatter, settings: ConsumerSettings, out: BinaryIO
+) -> tuple[int, int]:
+    """ConsoleConsumer.process: (messages printed, exit code). A timeout ends it as Kafka's does (an
+    ERROR line naming TimeoutException, exit 0); a broker error ends it with exit 1; Ctrl-C with 130."""
+    count = 0
+    pending: list[ConsumerRecord] = []
+    waiting_since = time.monotonic()
+    try:
+        while settings.max_messages < 0 or count < settings.max_messages:
+            if not pending:
+                poll_ms = 1000 if settings.timeout_ms < 0 else settings.timeout_ms
+                if settings.timeout_ms >= 0:
+                    poll_ms = max(int(settings.timeout_ms - (time.monotonic() - waiting_since) * 1000), 0)
+                pending = consumer.poll(min(poll_ms, 1000))
+                if not pending:
+                    if settings.timeout_ms >= 0 and (time.monotonic() - waiting_since) * 1000 >= settings.timeout_ms:
+                        sys.stderr.write(
+                            _log4j(
+                                "ERROR", "Error processing message, terminating consumer process: ", _CONSUMER_LOGGER
+                            )
+                            + "\norg.apache.kafka.common.errors.TimeoutException\n"
+                        )
+                        return count, 0
+                    continue
+                pending.reverse()
+            record = pending.pop()
+            count += 1
+            out.write(formatter.format(record))
+            waiting_since = time.monotonic()
+            if not pending:
+                out.flush()
+    except KafkaOpsError as error:
+        sys.stderr.write(
+            _log4j("ERROR", "Error processing message, terminating consumer process: ", _CONSUMER_LOGGER)
+            + f"\n{error}\n"
+        )
+        return count, 1
+    except KeyboardInterrupt:
+        return count, 130
+    except BrokenPipeError:
+        sys.stderr.write("Unable to write to standard out, closing consumer.\n")
+        return count, 1
+    finally:
+        with contextlib.suppress(OSError):
+            out.flush()
+    return count, 0
+
+
+# --- producer-perf-test -------------------------------------------------------------------------------------
+
+
+def perf_window_line(window: PerfWindow) -> str:
+    """ProducerPerformance.Stats.printWindow."""
+    return (
+        f"{window.count} records sent, {window.records_per_sec:.1f} records/sec ({window.mb_per_sec:.2f} MB/sec), "
+        f"{window.avg_latency_ms:.1f} ms avg latency, {window.max_latency_ms:.1f} ms max latency."
+    )
+
+
+def perf_total_line(total: PerfTotal) -> str:
+    """ProducerPerformance.Stats.printTotal (Java's %f is six decimals, as Python's)."""
+    return (
+        f"{total.count} records sent, {total.records_per_sec:f} records/sec ({total.mb_per_sec:.2f} MB/sec), "
+        f"{total.avg_latency_ms:.2f} ms avg latency, {total.max_latency_ms:.2f} ms max latency, "
+        f"{total.p50_ms} ms 50th, {total.p95_ms} ms 95th, {total.p99_ms} ms 99th, {total.p999_ms} ms 99.9th."
+    )
+
+
+def perf_producer_props(producer_props: Sequence[str], config_file: Path | None) -> dict[str, str]:
+    """`--producer.config` (a Java properties file) overlaid with `--producer-props`, as Kafka merges them.
+
+    Raises UsageError when neither is given and InvalidArgumentError for a property without '=' (Kafka's
+    "Invalid property: ...") or a config file that cannot be read.
+    """
+    if not producer_props and config_file is None:
+        raise UsageError("Either --producer-props or --producer.config must be specified.")
+    props: dict[str, str] = {}
+    if config_file is not None:
+        try:
+            text = config_file.read_text()
+        except OSError as error:
+            raise InvalidArgumentError(f"Cannot read {config_file}: {error.strerror}") from None
+        for raw in text.splitlines():
+            line = raw.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=len(line))
+            props[line[:cut].strip()] = line[cut + 1 :].strip()
+    for prop in producer_props:
+        pieces = prop.split("=")
+        if len(pieces) != 2:
+            raise InvalidArgumentError(f"Invalid property: {prop}")
+        props[pieces[0]] = pieces[1]
+    if not props.get("bootstrap.servers"):
+        raise InvalidArgumentError('Missing required configuration "bootstrap.servers" which has no default value.')
+    return props
+
+
+@kafka_errors()
+def producer_perf_test_command(
+    ctx: typer.Context,
+    topic: Annotated[
+        str | None, typer.Option("--topic", metavar="TOPIC", help="produce messages to this topic")
+    ] = None,
+    num_records: Annotated[
+        int | None, typer.Option("--num-records", metavar="NUM-RECORDS", help="number of messages to produce")
+    ] = None,
+    record_size: Annotated[
+        int | None,
+        typer.Option(
+            "--record-size",
+            metavar="RECORD-SIZE",
+            help="message size in bytes. Note that you must provide exactly one of --record-size or --payload-file.",
+        ),
+    ] = None,
+    payload_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--payload-file",
+            metavar="PAYLOAD-FILE",
+            help="file to read the message payloads from. This works only for UTF-8 encoded text files. Payloads will be read from this file and a payload will be randomly selected when sending messages. Note that you must provide exactly one of --record-size or --payload-file.",
+        ),
+    ] = None,
+    payload_delimiter: Annotated[
+        str,
+        typer.Option(
+            "--payload-delimiter",
+            metavar="PAYLOAD-DELIMITER",
+            help="provides delimiter to be used when --payload-file is provided. Defaults to new line. Note that this parameter will be ignored if --payload-file is not provided.",
+        ),
+    ] = "\\n",
+    throughput: Annotated[
+        float | None,
+        typer.Option(
+            "--throughput",
+            metavar="THROUGHPUT",
+            help="throttle maximum message throughput to *approximately* THROUGHPUT messages/sec. Set this to -1 to disable throttling.",
+        ),
+    ] = None,
+    producer_props: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--producer-props",
+            metavar="PROP-NAME=PROP-VALUE",
+            help="kafka producer related configuration properties like bootstrap.servers,client.id etc. These configs take precedence over those passed via --producer.config.",
+        ),
+    ] = None,
+    producer_config: Annotated[
+        Path | None,
+        typer.Option("--producer.config", metavar="CONFIG-FILE", help="producer config properties file."),
+    ] = None,
+    print_metrics: Annotated[
+        bool, typer.Option("--print-metrics", help="print out metrics at the end of the test (not available here).")
+    ] = False,
+    transactional_id: Annotated[
+        str | None, typer.Option("--transactional-id", metavar="TRANSACTIONAL-ID", help="Not available here.")
+    ] = None,
+    transaction_duration_ms: Annotated[
+        int, typer.Option("--transaction-duration-ms", metavar="TRANSACTION-DURATION", help="Not available here.")
+    ] = 0,
+) -> None:
+    """This tool is used to verify the producer performance."""
+    extra = _extra_properties(ctx.args, "--producer-props")
+    if topic is None:
+        raise UsageError("argument --topic is required")
+    if num_records is None:
+        raise UsageError("argument --num-records is required")
+    if record_size is not None and payload_file is not None:
+        raise UsageError("argument --payload-file: not allowed with argument --record-size")
+    if record_size is None and payload_file is None:
+        raise UsageError("one of the arguments --record-size --payload-file is required")
+    if throughput is None:
+        raise UsageError("argument --throughput is required")
+    if transactional_id is not None or transaction_duration_ms > 0:
+        raise InvalidArgumentError("kafkaops producer-perf-test does not support transactions")
+    props = perf_producer_props([*(producer_props or []), *extra], producer_config)
+    if payload_file is None:
+        if record_size is None or record_size < 0:
+            raise InvalidArgumentError(f"Invalid record size {record_size}")
+        payloads = [perf_payload(record_size)]
+    else:
+        delimiter = "\n" if payload_delimiter == "\\n" else payload_delimiter
+        sys.stdout.write(f"Reading payloads from: {payload_file.absolute()}\n")
+        try:
+            text = payload_file.read_text(encoding="utf-8")
+        except OSError:
+            text = ""
+        if not text:
+            raise InvalidArgumentError("File does not exist or empty file provided.")
+        payloads = [p.encode() for p in text.split(delimiter) if p]
+        sys.stdout.write(f"Number of messages read: {len(payloads)}\n")
+    if print_metrics:
+        sys.stderr.write("kafkaops producer-perf-test has no client metrics to print\n")
+    acks = parse_acks(props.get("acks", "-1"))
+    with KafkaClient(
+        props["bootstrap.servers"],
+        client_id=props.get("client.id", "perf-producer-client"),
+        request_timeout_ms=_int_setting(props, "request.timeout.ms", 30000),
+        retries=_int_setting(props, "retries", 2147483647),
+        retry_backoff_ms=_int_setting(props, "retry.backoff.ms", 100),
+        delivery_timeout_ms=_int_setting(props, "delivery.timeout.ms", 120000),
+    ) as client:
+        total, failed = run_producer_perf(
+            client,
+            topic,
+            num_records,
+            payloads,
+            throughput,
+            acks=acks,
+            batch_size=max(_int_setting(props, "batch.size", 16384), 1),
+            on_window=lambda window: print(perf_window_line(window), flush=True),
+        )
+    for outcome in failed:
+        sys.stderr.write(f"{len(outcome.records)} records to partition {outcome.partition} failed: {outcome.error}\n")
+    sys.stdout.write(perf_total_line(total) + "\n")
+    if failed:
+        raise typer.Exit(code=1)
