@@ -572,10 +572,10 @@ class KafkaClient:
                     version = 1  # v0 reads [] as "all topics"
                 response = connection.request(ApiKey.METADATA, version, body, self._timeout_s())
             except _NotSent as unsent:
-                errors.append(str(unsent.error))
+                errors.append(unsent.error.message)
                 continue
             except (NetworkExceptionError, RequestTimedOutError) as error:
-                errors.append(str(error))
+                errors.append(error.message)
                 continue
             return self._store_metadata(response, wanted)
         raise NetworkExceptionError("No broker answered a Metadata request: " + "; ".join(errors))

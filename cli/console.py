@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import sys
 import time
@@ -817,8 +818,10 @@ def perf_producer_props(producer_props: Sequence[str], config_file: Path | None)
             line = raw.strip()
             if not line or line.startswith(("#", "!")):
                 continue
-            cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=len(line))
-            props[line[:cut].strip()] = line[cut + 1 :].strip()
+            # java.util.Properties: the key ends at '=', ':' or white space (no escapes handled here)
+            parsed = re.match(r"([^=:\s]*)\s*[=:]?\s*(.*)", line)
+            if parsed is not None:
+                props[parsed.group(1)] = parsed.group(2).strip()
     for prop in producer_props:
         pieces = prop.split("=")
         if len(pieces) != 2:
