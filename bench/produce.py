@@ -1,0 +1,311 @@
+"""Benchmark: produce throughput and latency of a 3-broker kafkaops cluster with confluent-kafka, against
+the machine's own ceilings measured in the same run.
+
+Measured, in this order:
+
+    loopback    baseline: a Python client socket sending 1 MiB buffers (sendall) into an asyncio sink
+                in another process, for --loopback-seconds; MB/s counted once the sink has confirmed
+                every byte. This is what one Python connection can move on this machine: the broker's
+                network path cannot beat it.
+    disk        the disk's sequential write rate under the state dir: --disk-mb MiB written in 1 MiB
+                writes, then fsync, timed together; the file is deleted afterwards.
+    produce     confluent-kafka producing --record-bytes records (1 KB) to a topic of --partitions
+                partitions on 3 brokers (LocalCluster, each broker its own process, on a LocalZooKeeper):
+                  (a) RF 1, acks=1
+                  (b) RF 3, acks=all, min.insync.replicas=2
+                for --duration seconds or --records records, whichever ends first. Printed: MB/s and
+                records/s of acknowledged records (first produce() to last delivery report), the p50 and
+                p99 produce latency (each message's `latency()` in its delivery report: from produce()
+                to acknowledgement), and (a)/loopback, (b)/loopback against the goals 30 % and 10 %.
+
+Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
+Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
+
+Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 1000000] [--record-bytes 1000]
+                                         [--partitions 3] [--loopback-seconds 2] [--disk-mb 256]
+                                         [--state-dir DIR] [--skip-cluster]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MIB = 1024 * 1024
+MB = 1_000_000
+GOALS = {"a": 0.30, "b": 0.10}
+BROKER_OVERRIDES = {
+    "zookeeper.session.timeout.ms": 18000,
+    "auto.leader.rebalance.enable": False,
+    "auto.create.topics.enable": False,
+}
+
+
+# --- (i) loopback baseline ---------------------------------------------------------------------------------
+
+
+def _sink_main(ready: multiprocessing.connection.Connection) -> None:  # type: ignore[name-defined]
+    """An asyncio server counting what one connection sends; at EOF it answers the count (8 bytes)."""
+
+    class Sink(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport
+            self.received = 0
+
+        def data_received(self, data: bytes) -> None:
+            self.received += len(data)
+
+        def eof_received(self) -> bool:
+            self.transport.write(struct.pack(">q", self.received))  # type: ignore[attr-defined]
+            self.transport.close()
+            done.set()
+            return False
+
+    async def serve() -> None:
+        server = await asyncio.get_running_loop().create_server(Sink, "127.0.0.1", 0)
+        ready.send(server.sockets[0].getsockname()[1])
+        async with server:
+            await done.wait()
+
+    done = asyncio.Event()
+    asyncio.run(serve())
+
+
+def loopback_mb_s(seconds: float) -> float:
+    """MB/s from a blocking client socket (1 MiB sendall) into an asyncio sink in its own process."""
+    parent, child = multiprocessing.Pipe()
+    sink = multiprocessing.get_context("spawn").Process(target=_sink_main, args=(child,), daemon=True)
+    sink.start()
+    try:
+        if not parent.poll(30):
+            raise RuntimeError("the loopback sink did not start")
+        port = parent.recv()
+        buffer = os.urandom(MIB)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sent = 0
+            started = time.perf_counter()
+            deadline = started + seconds
+            while time.perf_counter() < deadline:
+                sock.sendall(buffer)
+                sent += len(buffer)
+            sock.shutdown(socket.SHUT_WR)
+            answer = b""
+            while len(answer) < 8 and (chunk := sock.recv(8 - len(answer))):
+                answer += chunk
+            elapsed = time.perf_counter() - started
+        received = struct.unpack(">q", answer)[0]
+        if received != sent:
+            raise RuntimeError(f"the sink received {received} bytes of {sent}")
+        return sent / elapsed / MB
+    finally:
+        sink.join(5)
+        if sink.is_alive():
+            sink.kill()
+            sink.join()
+
+
+# --- (ii) disk baseline ------------------------------------------------------------------------------------
+
+
+def disk_mb_s(directory: Path, mib: int) -> float:
+    """Sequential write + fsync of `mib` MiB in 1 MiB writes, in MB/s; the file is removed afterwards."""
+    path = directory / "bench-disk.tmp"
+    buffer = os.urandom(MIB)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        started = time.perf_counter()
+        for _ in range(mib):
+            os.write(fd, buffer)
+        os.fsync(fd)
+        elapsed = time.perf_counter() - started
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    return mib * MIB / elapsed / MB
+
+
+# --- (iii) produce with confluent-kafka --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProduceResult:
+    acked: int
+    failed: int
+    first_error: str | None
+    seconds: float
+    record_bytes: int
+    latencies_s: list[float]
+
+    @property
+    def mb_s(self) -> float:
+        return self.acked * self.record_bytes / self.seconds / MB
+
+    @property
+    def records_s(self) -> float:
+        return self.acked / self.seconds
+
+    def percentile_ms(self, q: float) -> float:
+        if not self.latencies_s:
+            return float("nan")
+        ordered = sorted(self.latencies_s)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def produce(bootstrap: str, topic: str, acks: str, duration_s: float, records: int, record_bytes: int) -> ProduceResult:
+    """Produce until `duration_s` or `records`, whichever first; wait for every delivery report."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": acks,
+            "linger.ms": 5,
+            "compression.type": "none",
+            "queue.buffering.max.kbytes": 64 * 1024,
+            "message.timeout.ms": 60000,
+        }
+    )
+    value = os.urandom(record_bytes)
+    latencies: list[float] = []
+    failures: list[str] = []
+    last_report = [0.0]
+
+    def delivered(err, msg) -> None:  # type: ignore[no-untyped-def]
+        last_report[0] = time.perf_counter()
+        if err is not None:
+            failures.append(str(err))
+        else:
+            latencies.append(msg.latency())
+
+    # one round trip first, so connecting and the first Metadata are not counted
+    producer.produce(topic, value, on_delivery=delivered)
+    producer.flush(60)
+    latencies.clear()
+    if failures:
+        return ProduceResult(0, len(failures), failures[0], 1.0, record_bytes, [])
+    sent = 0
+    started = time.perf_counter()
+    deadline = started + duration_s
+    while sent < records and time.perf_counter() < deadline:
+        try:
+            producer.produce(topic, value, on_delivery=delivered)
+            sent += 1
+        except BufferError:
+            producer.poll(0.005)
+            continue
+        if sent % 1000 == 0:
+            producer.poll(0)
+    left = producer.flush(120)
+    elapsed = max(last_report[0], started + 1e-9) - started
+    return ProduceResult(
+        len(latencies), len(failures) + left, failures[0] if failures else None, elapsed, record_bytes, latencies
+    )
+
+
+def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    from kafkaops.cluster.zk.values import TopicPartition
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        states = zk.get_partition_states(TopicPartition(topic, p) for p in range(partitions))
+        if all(
+            s is not None and s.leader_and_isr.leader >= 0 and len(s.leader_and_isr.isr) == replicas
+            for s in states.values()
+        ):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
+
+
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
+    from kafkaops.admin import topics as admin_topics
+    from kafkaops.admin.assignment import JavaRandom
+    from kafkaops.cluster.local.cluster import LocalCluster
+    from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
+    from kafkaops.cluster.zk.client import KafkaZkClient
+
+    zookeeper = LocalZooKeeper(state / "zk", free_port())
+    cluster = LocalCluster(state / "cluster")
+    zookeeper.start()
+    try:
+        connect = zookeeper.connect_string + "/bench-produce"
+        status = cluster.up(brokers=3, zookeeper_connect=connect, broker_overrides=BROKER_OVERRIDES)
+        bootstrap = ",".join(b.endpoint.removeprefix("PLAINTEXT://") for b in status.brokers if b.endpoint)
+        with KafkaZkClient(connect) as zk:
+            admin_topics.create_topic(zk, "bench-rf1", args.partitions, 1, None, {}, rng=JavaRandom(1))
+            admin_topics.create_topic(
+                zk, "bench-rf3", args.partitions, 3, None, {"min.insync.replicas": "2"}, rng=JavaRandom(1)
+            )
+            wait_online(zk, "bench-rf1", args.partitions, 1)
+            wait_online(zk, "bench-rf3", args.partitions, 3)
+        for label, topic, acks, what in (
+            ("a", "bench-rf1", "1", "RF 1 acks=1  "),
+            ("b", "bench-rf3", "all", "RF 3 acks=all"),
+        ):
+            result = produce(bootstrap, topic, acks, args.duration, args.records, args.record_bytes)
+            ratio = result.mb_s / loopback
+            verdict = "meets" if ratio >= GOALS[label] else "misses"
+            errors = f", {result.failed} failed (first: {result.first_error})" if result.failed else ""
+            print(
+                f"produce ({label}) {what}: {result.mb_s:7.1f} MB/s, {result.records_s:8.0f} records/s "
+                f"({result.acked} x {args.record_bytes} B in {result.seconds:.1f} s), latency p50 "
+                f"{result.percentile_ms(0.50):6.1f} ms p99 {result.percentile_ms(0.99):6.1f} ms; "
+                f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{errors}",
+                flush=True,
+            )
+    finally:
+        for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
+            cluster.stop_broker(broker_id, hard=True)
+        zookeeper.stop()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of producing per scenario")
+    parser.add_argument("--records", type=int, default=1_000_000, help="at most this many records per scenario")
+    parser.add_argument("--record-bytes", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument("--loopback-seconds", type=float, default=2.0)
+    parser.add_argument("--disk-mb", type=int, default=256, help="MiB written for the disk baseline")
+    parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
+    parser.add_argument("--skip-cluster", action="store_true", help="only the two baselines")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    if args.state_dir is not None:
+        args.state_dir.mkdir(parents=True, exist_ok=True)
+    state = Path(tempfile.mkdtemp(prefix="kafkaops-bench-produce-", dir=args.state_dir))
+    try:
+        loopback = loopback_mb_s(args.loopback_seconds)
+        print(f"loopback      : {loopback:7.1f} MB/s (Python socket, 1 MiB sendall, into an asyncio sink)", flush=True)
+        disk = disk_mb_s(state, args.disk_mb)
+        print(
+            f"disk          : {disk:7.1f} MB/s (sequential write + fsync of {args.disk_mb} MiB in {state})", flush=True
+        )
+        if not args.skip_cluster:
+            run_cluster(state, args, loopback)
+    except KeyboardInterrupt:
+        print("interrupted; cleaned up", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
