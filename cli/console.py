@@ -444,30 +444,42 @@ def console_producer_command(
         delivery_timeout_ms=_int_setting(settings, "delivery.timeout.ms", 120000),
     ) as client:
         sender = BatchSender(client, topic, partition=partition, acks=acks, timeout_ms=timeout_ms, compression=codec)
-        failed = 0
-        line_number = 0
-        if prompt:
-            _prompt()
-        for lines in read_line_batches(sys.stdin.buffer, linger / 1000, max(max_bytes, 1), sync=sync):
-            records = []
-            bad: KafkaOpsError | None = None
-            for line in lines:
-                line_number += 1
-                try:
-                    records.append(reader.read(line, line_number))
-                except KafkaOpsError as error:
-                    bad = error
-                    break
-            for outcome in sender.send(records) if records else []:
-                if outcome.error is not None:
-                    failed += len(outcome.records)
-                    sys.stderr.write("\n".join(_send_error_lines(topic, outcome)) + "\n")
-            if bad is not None:
-                raise bad
-            if prompt:
-                _prompt()
+        try:
+            failed = _produce_lines(sender, reader, topic, linger, max(max_bytes, 1), sync, prompt)
+        except KeyboardInterrupt:
+            raise typer.Exit(code=130) from None  # what Kafka's JVM exits with on SIGINT
     if failed:
         raise typer.Exit(code=1)
+
+
+def _produce_lines(
+    sender: BatchSender, reader: LineMessageReader, topic: str, linger_ms: int, max_bytes: int, sync: bool, prompt: bool
+) -> int:
+    """Send stdin's lines batch by batch; the number of records the brokers refused. A line the reader
+    cannot parse stops it (after sending the lines before it), as Kafka's KafkaException does."""
+    failed = 0
+    line_number = 0
+    if prompt:
+        _prompt()
+    for lines in read_line_batches(sys.stdin.buffer, linger_ms / 1000, max_bytes, sync=sync):
+        records = []
+        bad: KafkaOpsError | None = None
+        for line in lines:
+            line_number += 1
+            try:
+                records.append(reader.read(line, line_number))
+            except KafkaOpsError as error:
+                bad = error
+                break
+        for outcome in sender.send(records) if records else []:
+            if outcome.error is not None:
+                failed += len(outcome.records)
+                sys.stderr.write("\n".join(_send_error_lines(topic, outcome)) + "\n")
+        if bad is not None:
+            raise bad
+        if prompt:
+            _prompt()
+    return failed
 
 
 def _prompt() -> None:
@@ -783,6 +795,14 @@ def _consume(
 # --- producer-perf-test -------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise typer.Exit(code=130) from None
+
+
 def perf_window_line(window: PerfWindow) -> str:
     """ProducerPerformance.Stats.printWindow."""
     return (
@@ -928,14 +948,17 @@ def producer_perf_test_command(
     if print_metrics:
         sys.stderr.write("kafkaops producer-perf-test has no client metrics to print\n")
     acks = parse_acks(props.get("acks", "-1"))
-    with KafkaClient(
-        props["bootstrap.servers"],
-        client_id=props.get("client.id", "perf-producer-client"),
-        request_timeout_ms=_int_setting(props, "request.timeout.ms", 30000),
-        retries=_int_setting(props, "retries", 2147483647),
-        retry_backoff_ms=_int_setting(props, "retry.backoff.ms", 100),
-        delivery_timeout_ms=_int_setting(props, "delivery.timeout.ms", 120000),
-    ) as client:
+    with (
+        KafkaClient(
+            props["bootstrap.servers"],
+            client_id=props.get("client.id", "perf-producer-client"),
+            request_timeout_ms=_int_setting(props, "request.timeout.ms", 30000),
+            retries=_int_setting(props, "retries", 2147483647),
+            retry_backoff_ms=_int_setting(props, "retry.backoff.ms", 100),
+            delivery_timeout_ms=_int_setting(props, "delivery.timeout.ms", 120000),
+        ) as client,
+        _interruptible(),
+    ):
         total, failed = run_producer_perf(
             client,
             topic,
