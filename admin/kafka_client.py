@@ -644,7 +644,9 @@ class KafkaClient:
             except NetworkExceptionError as error:
                 raise _NotSent(error) from error
             topic = cluster.topics.get(tp.topic)
-            if topic is not None and topic.error_code not in (0, LeaderNotAvailableError.code):
+            if topic is not None and topic.error_code == LeaderNotAvailableError.code:
+                raise _NotSent(from_code(topic.error_code))  # a topic being created: wait for its leaders
+            if topic is not None and topic.error_code:
                 raise from_code(topic.error_code)
             info = self._partitions.get(tp)
         if info is None:

@@ -19,6 +19,8 @@ from kafkaops.admin.kafka_client import (
     BatchSender,
     ConsumerRecord,
     KafkaClient,
+    OffsetResetPolicy,
+    PartitionConsumer,
     PerfStats,
     PerfWindow,
     StickyPartitioner,
@@ -48,6 +50,7 @@ from kafkaops.cluster.protocol.errors import (
     LeaderNotAvailableError,
     MessageTooLargeError,
     NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
     RecordListTooLargeError,
     UnknownTopicOrPartitionError,
     from_code,
@@ -66,6 +69,7 @@ from kafkaops.cluster.protocol.records import (
     set_log_append_time,
 )
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.zk.values import TopicPartition
 
 # --- decode_records ---------------------------------------------------------------------------------------
 
@@ -740,5 +744,58 @@ def test_record_batch_header_is_what_we_send() -> None:
             client.produce("t", 0, [(None, b"hi", None)])
         assert seen == [build_batch([Record(0, 1_700_000_000_000, None, b"hi")])]
         assert struct.unpack_from(">q", seen[0], 43)[0] == -1
+    finally:
+        broker.close()
+
+
+def test_partition_consumer_resets_an_offset_out_of_range() -> None:
+    ports: dict[int, int] = {}
+    data = batch_at(3, [b"a", b"b"])
+    fetched: list[int] = []
+
+    def log_from_3_to_5(key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key is ApiKey.METADATA:
+            return metadata_body({0: 0}, ports)
+        if key is ApiKey.LIST_OFFSETS:
+            (partition,) = body["topics"][0]["partitions"]
+            offset = {-2: 3, -1: 5}[partition["timestamp"]]
+            return {
+                "topics": [
+                    {
+                        "name": "t",
+                        "partitions": [{"partition_index": 0, "error_code": 0, "timestamp": -1, "offset": offset}],
+                    }
+                ]
+            }
+        offset = body["topics"][0]["partitions"][0]["fetch_offset"]
+        fetched.append(offset)
+        out_of_range = not 3 <= offset <= 5
+        partition = {
+            "partition_index": 0,
+            "error_code": OffsetOutOfRangeError.code if out_of_range else 0,
+            "high_watermark": -1 if out_of_range else 5,
+            "last_stable_offset": -1 if out_of_range else 5,
+            "log_start_offset": -1 if out_of_range else 3,
+            "aborted_transactions": [],
+            "records": b"" if out_of_range or offset == 5 else data,
+        }
+        return {"responses": [{"topic": "t", "partitions": [partition]}]}
+
+    broker = FakeBroker(log_from_3_to_5)
+    ports[0] = broker.port
+    try:
+        with KafkaClient(f"127.0.0.1:{broker.port}") as client:
+            consumer = PartitionConsumer(client, "t", [0], start=100, reset=OffsetResetPolicy.EARLIEST, max_wait_ms=0)
+            assert consumer.poll(0) == []  # out of range: reset to the earliest offset
+            assert [r.value for r in consumer.poll(1000)] == [b"a", b"b"]
+            assert consumer.positions == {TopicPartition("t", 0): 5}
+            assert fetched == [100, 3]
+            latest = PartitionConsumer(client, "t", None, start=-1, max_wait_ms=0)
+            assert latest.positions == {TopicPartition("t", 0): 5}
+            strict = PartitionConsumer(client, "t", [0], start=0, reset=OffsetResetPolicy.NONE, max_wait_ms=0)
+            with pytest.raises(OffsetOutOfRangeError, match=r"no configured reset policy for partitions: \{t-0=0\}"):
+                strict.poll(0)
+            with pytest.raises(UnknownTopicOrPartitionError, match="t-7"):
+                PartitionConsumer(client, "t", [7])
     finally:
         broker.close()
