@@ -379,7 +379,7 @@ def console_producer_command(
             "--batch-size",
             "--max-partition-memory-bytes",
             metavar="<Integer: size>",
-            help="The most bytes of record values to send in a single batch. (default: 16384)",
+            help="The most bytes of input lines to send in a single batch (Kafka's batch.size). (default: 16384)",
         ),
     ] = None,
     sync: Annotated[

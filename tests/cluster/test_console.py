@@ -91,6 +91,40 @@ def test_console_producer_and_consumer(cluster, zk):
     from_offset = consume(servers, "lines", "--partition", "1", "--offset", "1", "--max-messages", "2")
     assert (from_offset.returncode, from_offset.stdout) == (0, "v2\nv3\n")
 
+    # headers, keys and a null value, as Kafka 3.2's reader parses them, printed back by the formatter
+    with_headers = run(
+        "console-producer",
+        "--bootstrap-server",
+        servers,
+        "--topic",
+        "lines",
+        "--partition",
+        "2",
+        "--property",
+        "parse.headers=true",
+        "parse.key=true",
+        "null.marker=<null>",
+        stdin="h1:x,h2:y\tkey\t<null>\n",
+    )
+    assert with_headers.returncode == 0, with_headers.stderr
+    headed = consume(
+        servers,
+        "lines",
+        "--partition",
+        "2",
+        "--offset",
+        "earliest",
+        "--max-messages",
+        "1",
+        "--property",
+        "print.headers=true",
+        "print.key=true",
+        "print.timestamp=true",
+        "null.literal=NULL",
+    )
+    assert headed.returncode == 0, headed.stderr
+    assert re.fullmatch(r"CreateTime:\d+\th1:x,h2:y\tkey\tNULL\n", headed.stdout), headed.stdout
+
     # without --partition: keyed records land where Kafka's partitioner puts them; the consumer reads them all
     keys = [f"key-{i}" for i in range(30)]
     spread = run(
@@ -109,7 +143,7 @@ def test_console_producer_and_consumer(cluster, zk):
         "lines",
         "--from-beginning",
         "--max-messages",
-        "33",
+        "34",
         "--property",
         "print.partition=true",
         "--property",
@@ -117,10 +151,10 @@ def test_console_producer_and_consumer(cluster, zk):
     )
     assert everything.returncode == 0, everything.stderr
     rows = [line.split("\t") for line in everything.stdout.splitlines()]
-    assert len(rows) == 33
+    assert len(rows) == 34
     placed = {key: int(partition.removeprefix("Partition:")) for partition, key, _ in rows if key.startswith("key-")}
     assert placed == {k: partition_for_key(k.encode(), 3) for k in keys}
-    assert sorted(value for _, _, value in rows) == sorted([f"value-{k}" for k in keys] + ["v1", "v2", "v3"])
+    assert sorted(value for _, _, value in rows) == sorted([f"value-{k}" for k in keys] + ["v1", "v2", "v3", "null"])
 
     # --timeout-ms ends a consumer that has read everything, as Kafka's does (exit 0, the count on stderr)
     idle = run(
