@@ -5,11 +5,13 @@ server on its own thread), the ephemeral `/brokers/ids/<id>` registration (its c
 epoch), then the controller component, which competes for `/controller`.
 
 Shutdown: with `controlled.shutdown.enable` the broker first asks the controller to move its
-leaderships away (ControlledShutdown, retried `controlled.shutdown.max.retries` times), then closes
-its session, which removes its registration.
+leaderships away (ControlledShutdown, retried `controlled.shutdown.max.retries` times), then stops
+its fetchers, checkpoints and closes its logs (a clean shutdown: no recovery at the next start), and
+closes its session, which removes its registration.
 
 Threads: the asyncio loop serves connections, one request at a time per connection (Kafka answers
-in order); work that blocks (controller calls, locks) runs in the loop's executor.
+in order), and runs the replica manager and the fetchers; work that blocks (controller calls,
+ZooKeeper writes, fsyncs) runs in the loop's executor.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
 from kafkaops.cluster.errors import BrokerIdTakenError, KafkaOpsError
+from kafkaops.cluster.log import LogConfig, LogManager
 from kafkaops.cluster.protocol.errors import (
     BrokerError,
+    CoordinatorNotAvailableError,
     KafkaProtocolError,
     NotControllerError,
     StaleBrokerEpochError,
@@ -59,8 +63,15 @@ from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartit
 log = logging.getLogger("kafkaops.broker")
 
 SERVED_APIS = (
+    ApiKey.PRODUCE,
+    ApiKey.FETCH,
+    ApiKey.LIST_OFFSETS,
     ApiKey.API_VERSIONS,
     ApiKey.METADATA,
+    ApiKey.INIT_PRODUCER_ID,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH,
+    # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
+    ApiKey.FIND_COORDINATOR,
     ApiKey.LEADER_AND_ISR,
     ApiKey.STOP_REPLICA,
     ApiKey.UPDATE_METADATA,
@@ -88,7 +99,10 @@ class KafkaServer:
         self.state_change_log: StateChangeLogFile
         self.metadata_cache = MetadataCache(self.broker_id)
         self.replica_manager: ReplicaManager
+        self.log_manager: LogManager
         self.controller: KafkaController
+        self._producer_ids: list[int] | None = None
+        self._producer_id_lock = asyncio.Lock()
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -96,7 +110,6 @@ class KafkaServer:
         for directory in self.log_dirs:
             directory.mkdir(parents=True, exist_ok=True)
         self.state_change_log = StateChangeLogFile(self.logs_dir)
-        self.replica_manager = ReplicaManager(self.broker_id, self.state_change_log)
         self.zk = KafkaZkClient(
             self.config.zookeeper_connect,
             session_timeout_ms=self.config.zookeeper_session_timeout_ms,
@@ -104,8 +117,21 @@ class KafkaServer:
         )
         self.zk.ensure_paths(znodes.PERSISTENT_PATHS)
         self.cluster_id = self.zk.get_or_create_cluster_id(new_kafka_uuid())
+        self.log_manager = LogManager(self.log_dirs, default_config=default_log_config(self.config), clock=self.clock)
+        self.log_manager.startup()
+        self.replica_manager = ReplicaManager(
+            self.broker_id,
+            self.config,
+            self.state_change_log,
+            self.log_manager,
+            self.zk,
+            self.metadata_cache,
+            self.clock,
+        )
         self._loop_thread.start()
         self.endpoints = self._run(self._start_listener())
+        self._loop.call_soon_threadsafe(self.replica_manager.start_background_tasks)
+        self._watch_config_changes()
         self.broker_epoch = self._register_waiting_for_stale_session()
         self.zk.kazoo.add_listener(self._session_state_changed)
         self.controller = KafkaController(
@@ -154,12 +180,16 @@ class KafkaServer:
             self._controlled_shutdown()
         with contextlib.suppress(Exception):
             self.controller.shutdown()
-        with contextlib.suppress(Exception):
-            self.zk.close()
         if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._run(self.replica_manager.shutdown())
             self._run(self._stop_listener())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(10)
+        with contextlib.suppress(Exception):
+            self.log_manager.shutdown()
+        with contextlib.suppress(Exception):
+            self.zk.close()
         self.state_change_log.close()
         log.info("[KafkaServer id=%s] shut down", self.broker_id)
 
@@ -251,6 +281,8 @@ class KafkaServer:
                     if header.api_key not in SERVED_APIS:
                         break  # Kafka closes the connection on an API it does not serve
                     body, version = await self._handle(request), header.api_version
+                if body is None:
+                    continue  # a Produce with acks=0 gets no response
                 write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
                 await writer.drain()
         except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -262,8 +294,29 @@ class KafkaServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _handle(self, request: Request) -> dict[str, Any]:
+    async def _handle(self, request: Request) -> dict[str, Any] | None:
         key, body = request.header.api_key, request.body
+        manager = self.replica_manager
+        if key is ApiKey.PRODUCE:
+            response = await manager.produce(body, request.header.api_version)
+            return None if body["acks"] == 0 else response
+        if key is ApiKey.FETCH:
+            return await manager.fetch(body)
+        if key is ApiKey.LIST_OFFSETS:
+            return manager.list_offsets(body)
+        if key is ApiKey.OFFSET_FOR_LEADER_EPOCH:
+            return manager.offset_for_leader_epoch(body)
+        if key is ApiKey.INIT_PRODUCER_ID:
+            return await self._init_producer_id(body)
+        if key is ApiKey.FIND_COORDINATOR:
+            return {
+                "throttle_time_ms": 0,
+                "error_code": CoordinatorNotAvailableError.code,
+                "error_message": "This broker has no group or transaction coordinator",
+                "node_id": -1,
+                "host": "",
+                "port": -1,
+            }
         if key is ApiKey.API_VERSIONS:
             return {
                 "error_code": 0,
@@ -287,16 +340,15 @@ class KafkaServer:
             return self.metadata_cache.metadata_response(requested, self.cluster_id)
         loop = asyncio.get_running_loop()
         correlation_id = request.header.correlation_id
+        # LeaderAndIsr and StopReplica run on the loop: they change partitions, which the loop owns.
         if key is ApiKey.LEADER_AND_ISR:
             if self._stale_broker_epoch(body):
                 return {"error_code": StaleBrokerEpochError.code, "partition_errors": []}
-            return await loop.run_in_executor(
-                None, self.replica_manager.become_leader_or_follower, correlation_id, body
-            )
+            return manager.become_leader_or_follower(correlation_id, body)
         if key is ApiKey.STOP_REPLICA:
             if self._stale_broker_epoch(body):
                 return {"error_code": StaleBrokerEpochError.code, "partition_errors": []}
-            return await loop.run_in_executor(None, self.replica_manager.stop_replicas, correlation_id, body)
+            return manager.stop_replicas(correlation_id, body)
         if key is ApiKey.UPDATE_METADATA:
             if self._stale_broker_epoch(body):
                 return {"error_code": StaleBrokerEpochError.code}
@@ -304,6 +356,53 @@ class KafkaServer:
         if key is ApiKey.CONTROLLED_SHUTDOWN:
             return await loop.run_in_executor(None, self._handle_controlled_shutdown, body)
         raise KafkaProtocolError(f"unserved API {key}")
+
+    async def _init_producer_id(self, body: dict[str, Any]) -> dict[str, Any]:
+        """An id for an idempotent producer, unique across the cluster (kafka-protocol.md §9); there are
+        no transactions, so a transactional id is refused."""
+        if body["transactional_id"] is not None:
+            return {"throttle_time_ms": 0, "error_code": CoordinatorNotAvailableError.code}
+        async with self._producer_id_lock:
+            if self._producer_ids is None or self._producer_ids[0] > self._producer_ids[1]:
+                try:
+                    block = await asyncio.get_running_loop().run_in_executor(
+                        None, self.zk.allocate_producer_id_block, self.broker_id
+                    )
+                except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: the client retries
+                    log.warning("Could not allocate a producer id block: %s", error)
+                    return {"throttle_time_ms": 0, "error_code": CoordinatorNotAvailableError.code}
+                self._producer_ids = [block.block_start, block.block_end]
+            producer_id = self._producer_ids[0]
+            self._producer_ids[0] += 1
+        return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}
+
+    def _watch_config_changes(self) -> None:
+        """Topic config changes apply live: each `/config/changes/config_change_*` after start-up names an
+        entity; topics' overrides are re-read and handed to the replica manager (on the loop)."""
+        path = znodes.ConfigEntityChangeNotificationZNode.path()
+        self.zk.ensure_paths([path])
+        seen = set(self.zk.get_children(path) or [])
+
+        def changed(children: list[str]) -> bool:
+            if self._stopped.is_set():
+                return False
+            for child in sorted(set(children) - seen):
+                seen.add(child)
+                entry = self.zk.get(f"{path}/{child}")
+                if entry is None:
+                    continue
+                try:
+                    entity = znodes.ConfigEntityChangeNotificationSequenceZNode.decode(entry[0])
+                except KafkaOpsError as error:
+                    log.error("Ignoring config change notification %s: %s", child, error)
+                    continue
+                entity_type, _, name = entity.partition("/")
+                if entity_type == znodes.ConfigType.TOPIC:
+                    overrides, _ = self.zk.get_entity_config(znodes.ConfigType.TOPIC, name)
+                    self._loop.call_soon_threadsafe(self.replica_manager.apply_topic_config, name, overrides)
+            return True
+
+        self.zk.kazoo.ChildrenWatch(path, changed)
 
     def _stale_broker_epoch(self, body: dict[str, Any]) -> bool:
         epoch = body.get("broker_epoch", -1)
@@ -342,6 +441,20 @@ class KafkaServer:
                 {"topic_name": tp.topic, "partition_index": tp.partition} for tp in sorted(remaining, key=str)
             ],
         }
+
+
+def default_log_config(config: BrokerConfig) -> LogConfig:
+    """The broker's `log.*` settings as every topic's defaults (Kafka's `LogConfig` from `KafkaConfig`)."""
+    return LogConfig(
+        segment_bytes=config.log_segment_bytes,
+        segment_ms=config.effective_log_roll_ms,
+        segment_index_bytes=config.log_index_size_max_bytes,
+        retention_bytes=config.log_retention_bytes,
+        retention_ms=config.effective_log_retention_ms,
+        index_interval_bytes=config.log_index_interval_bytes,
+        max_message_bytes=config.message_max_bytes,
+        cleanup_policy=config.log_cleanup_policy,
+    )
 
 
 def send_request(

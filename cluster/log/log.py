@@ -63,7 +63,7 @@ from kafkaops.cluster.protocol.errors import (
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
-from kafkaops.cluster.protocol.records import iter_batches, patch_batch
+from kafkaops.cluster.protocol.records import BatchHeader, iter_batches, patch_batch
 from kafkaops.cluster.protocol.types import Buffer
 
 from .checkpoints import (
@@ -599,6 +599,15 @@ class Log:
                         records = data
                         break
             return LogReadResult(records, self._log_start_offset, self._log_end_offset, self._high_watermark)
+
+    def batch_headers(self, start_offset: int = 0) -> list[BatchHeader]:
+        """The headers of every batch from the segment holding `start_offset` on (the broker rebuilds its
+        idempotent producers' state from them, as Kafka does from the log when it has no snapshot)."""
+        with self._lock, self._io("header scan"):
+            headers: list[BatchHeader] = []
+            for segment in self._segments[self._segment_index(start_offset) :]:
+                headers.extend(header for _, header in segment.headers())
+            return headers
 
     def _segment_index(self, offset: int) -> int:
         """The index of the segment that would hold `offset` (the last with base offset ≤ it; 0 if none)."""

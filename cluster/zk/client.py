@@ -35,6 +35,7 @@ from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderIsrAndControllerEpoch,
+    ProducerIdBlock,
     TopicAssignment,
     TopicPartition,
 )
@@ -533,6 +534,51 @@ class KafkaZkClient(ZkClient):
             if entry is None:
                 raise errors.ZooKeeperError("/cluster/id went away while it was being read") from None
             return znodes.ClusterIdZNode.decode(entry[0])
+
+    # --- what a partition leader writes ---------------------------------------------------------
+
+    def conditional_update_partition_state(
+        self, partition: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
+    ) -> int | None:
+        """A leader's ISR change (Kafka's `conditionalUpdatePath`): the new zk_version, or None when the
+        znode moved on (a controller elected someone else meanwhile) or is gone."""
+        path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
+        try:
+            stat = self._zk.set(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
+        except (BadVersionError, NoNodeError):
+            return None
+        return int(stat.version)
+
+    def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:
+        """One `/isr_change_notification/isr_change_<seq>` for the controller (`propagateIsrChanges`)."""
+        self.ensure_paths([znodes.IsrChangeNotificationZNode.path()])
+        self.create(
+            znodes.IsrChangeNotificationSequenceZNode.path(),
+            znodes.IsrChangeNotificationSequenceZNode.encode(partitions),
+            znodes.IsrChangeNotificationSequenceZNode.mode,
+        )
+
+    def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock:
+        """Claim the next block of producer ids from `/latest_producer_id_block` (Kafka's
+        `ProducerIdManager`): ids stay unique across brokers and restarts."""
+        path = znodes.ProducerIdBlockZNode.path()
+        size = znodes.ProducerIdBlockZNode.BLOCK_SIZE
+        while True:
+            entry = self.get(path)
+            if entry is None:
+                block = ProducerIdBlock(broker_id, 0, size - 1)
+                with suppress(NodeExistsError):
+                    self.create(path, znodes.ProducerIdBlockZNode.encode(block))
+                    return block
+                continue
+            if not entry[0]:  # created empty with the persistent paths: nobody has claimed a block yet
+                block = ProducerIdBlock(broker_id, 0, size - 1)
+            else:
+                latest = znodes.ProducerIdBlockZNode.decode(entry[0])
+                block = ProducerIdBlock(broker_id, latest.block_end + 1, latest.block_end + size)
+            with suppress(BadVersionError):
+                self._zk.set(path, znodes.ProducerIdBlockZNode.encode(block), version=entry[1].version)
+                return block
 
     # --- configs ----------------------------------------------------------------------------
 

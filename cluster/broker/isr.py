@@ -5,10 +5,6 @@ each follower's fetches, shrinks the ISR of followers that lag more than `replic
 expands it with followers that reached the high watermark, and moves the high watermark to the
 smallest log end offset in the ISR (kafka-reference.md §5.5, kafka-protocol.md §13). Times are
 milliseconds passed in by the caller; nothing here reads a clock or writes anything.
-
-These are the leader *broker's* rules; they sit beside the controller's elections only until the
-broker's replica manager exists (DESIGN.md lets `cluster/broker` import zk, protocol and log, not
-the controller), and can move there unchanged.
 """
 
 from __future__ import annotations
