@@ -71,6 +71,12 @@ class FetchState:
     partition: Partition
     leader_epoch: int
     truncating: bool = True
+    lag: int | None = None
+    """The leader's HW minus our LEO after the last fetch (Kafka's `PartitionFetchState.lag`)."""
+
+    @property
+    def in_sync(self) -> bool:
+        return self.lag is not None and self.lag <= 0
 
 
 class ReplicaFetcher:
@@ -88,7 +94,8 @@ class ReplicaFetcher:
         partition_max_bytes: int,
         backoff_ms: int,
         socket_timeout_ms: int,
-        on_appended: Callable[[Partition], None],
+        follower_throttled: Callable[[Partition, bool], bool],
+        record_throttled: Callable[[int], None],
     ) -> None:
         self.broker_id = broker_id
         self.leader_id = leader_id
@@ -99,7 +106,8 @@ class ReplicaFetcher:
         self.partition_max_bytes = partition_max_bytes
         self.backoff_s = backoff_ms / 1000
         self.socket_timeout_s = socket_timeout_ms / 1000
-        self.on_appended = on_appended
+        self.follower_throttled = follower_throttled
+        self.record_throttled = record_throttled
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._task: asyncio.Task[None] | None = None
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -230,8 +238,13 @@ class ReplicaFetcher:
     # --- fetching --------------------------------------------------------------------------------------
 
     async def _fetch(self) -> None:
-        fetching = {tp: state for tp, state in self.partitions.items() if not state.truncating}
+        fetching = {
+            tp: state
+            for tp, state in self.partitions.items()
+            if not state.truncating and not self.follower_throttled(state.partition, state.in_sync)
+        }
         if not fetching:
+            await asyncio.sleep(self.backoff_s)  # everything throttled: let the quota window move on
             return
         topics: dict[str, list[dict[str, Any]]] = {}
         for tp, state in fetching.items():
@@ -277,13 +290,13 @@ class ReplicaFetcher:
         """Apply one partition's answer; returns whether to back off before the next fetch."""
         partition, code = state.partition, answer["error_code"]
         if code == errors.NONE:
-            records = answer["records"] or b""
-            if records:
-                appended = partition.append_as_follower(records, answer["high_watermark"], answer["log_start_offset"])
-                if appended:
-                    self.on_appended(partition)
-            else:
-                partition.append_as_follower(b"", answer["high_watermark"], answer["log_start_offset"])
+            was_in_sync = state.in_sync
+            appended = partition.append_as_follower(
+                answer["records"] or b"", answer["high_watermark"], answer["log_start_offset"]
+            )
+            state.lag = max(0, answer["high_watermark"] - partition.log_end_offset)
+            if appended and not was_in_sync:
+                self.record_throttled(appended)
             return False
         if code == errors.OffsetOutOfRangeError.code:
             await self._handle_out_of_range(state)

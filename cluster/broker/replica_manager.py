@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkaops.cluster.broker import isr as isr_rules
+from kafkaops.cluster.broker import quota as throttles
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
@@ -89,6 +90,10 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._topic_configs: dict[str, dict[str, str]] = {}
+        self.leader_quota = throttles.ReplicationQuota()
+        self.follower_quota = throttles.ReplicationQuota()
+        self._leader_throttled: dict[str, frozenset[int] | None] = {}
+        self._follower_throttled: dict[str, frozenset[int] | None] = {}
         self._produce_waiters: dict[TopicPartition, list[tuple[int, asyncio.Future[bool]]]] = {}
         self._fetch_waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
         self._isr_changes: set[TopicPartition] = set()
@@ -293,7 +298,8 @@ class ReplicaManager:
             partition_max_bytes=config.replica_fetch_max_bytes,
             backoff_ms=config.replica_fetch_backoff_ms,
             socket_timeout_ms=config.replica_socket_timeout_ms,
-            on_appended=lambda _partition: None,
+            follower_throttled=self._follower_should_throttle,
+            record_throttled=lambda size: self.follower_quota.record(size, self.clock()),
         )
         self.fetchers[leader] = fetcher
         return fetcher
@@ -356,6 +362,38 @@ class ReplicaManager:
         except Exception as error:  # noqa: BLE001 - InvalidConfigurationError and friends: keep the old config
             log.error("Ignoring invalid configs of topic %s: %s", topic, error)
         self._topic_configs[topic] = dict(overrides)
+        self._leader_throttled[topic] = throttles.throttled_partitions(
+            overrides, throttles.LEADER_THROTTLED_REPLICAS, self.broker_id
+        )
+        self._follower_throttled[topic] = throttles.throttled_partitions(
+            overrides, throttles.FOLLOWER_THROTTLED_REPLICAS, self.broker_id
+        )
+
+    def apply_broker_config(self, overrides: dict[str, str]) -> None:
+        """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates."""
+        self.leader_quota.rate = throttles.parse_rate(overrides.get(throttles.LEADER_THROTTLED_RATE))
+        self.follower_quota.rate = throttles.parse_rate(overrides.get(throttles.FOLLOWER_THROTTLED_RATE))
+
+    def _is_throttled(self, table: dict[str, frozenset[int] | None], tp: TopicPartition) -> bool:
+        if tp.topic not in table:
+            return False
+        partitions = table[tp.topic]
+        return partitions is None or tp.partition in partitions
+
+    def _leader_should_throttle(self, partition: Partition, replica_id: int) -> bool:
+        """`shouldLeaderThrottle`: a throttled partition serving a follower outside the ISR, over the rate."""
+        return (
+            replica_id not in partition.isr
+            and self._is_throttled(self._leader_throttled, partition.tp)
+            and self.leader_quota.exceeded(self.clock())
+        )
+
+    def _follower_should_throttle(self, partition: Partition, in_sync: bool) -> bool:
+        return (
+            not in_sync
+            and self._is_throttled(self._follower_throttled, partition.tp)
+            and self.follower_quota.exceeded(self.clock())
+        )
 
     def min_insync_replicas(self, topic: str) -> int:
         value = self._topic_configs.get(topic, {}).get("min.insync.replicas")
@@ -680,7 +718,14 @@ class ReplicaManager:
                     raise errors.NotLeaderOrFollowerError(f"Replica {replica_id} is not a replica of {tp}")
                 max_offset = None if from_follower else partition.high_watermark
                 limit = min(request["partition_max_bytes"], budget)
-                result = partition.log.read(request["fetch_offset"], limit, max_offset, min_one_batch=total == 0)
+                throttled = from_follower and replica_id not in partition.isr
+                if throttled and self._leader_should_throttle(partition, replica_id):
+                    limit = 0  # over the leader's replication quota: this round sends no data for it
+                result = partition.log.read(
+                    request["fetch_offset"], limit, max_offset, min_one_batch=total == 0 and limit > 0
+                )
+                if throttled and self._is_throttled(self._leader_throttled, tp):
+                    self.leader_quota.record(len(result.records), self.clock())
             except BrokerError as error:
                 answer["error_code"] = error.code
                 any_error = True

@@ -382,6 +382,7 @@ class KafkaServer:
         path = znodes.ConfigEntityChangeNotificationZNode.path()
         self.zk.ensure_paths([path])
         seen = set(self.zk.get_children(path) or [])
+        own = str(self.broker_id)
 
         def changed(children: list[str]) -> bool:
             if self._stopped.is_set():
@@ -400,9 +401,18 @@ class KafkaServer:
                 if entity_type == znodes.ConfigType.TOPIC:
                     overrides, _ = self.zk.get_entity_config(znodes.ConfigType.TOPIC, name)
                     self._loop.call_soon_threadsafe(self.replica_manager.apply_topic_config, name, overrides)
+                elif entity_type == znodes.ConfigType.BROKER and name in (own, znodes.DEFAULT_ENTITY_NAME):
+                    self._load_broker_config()
             return True
 
+        self._load_broker_config()
         self.zk.kazoo.ChildrenWatch(path, changed)
+
+    def _load_broker_config(self) -> None:
+        """Dynamic broker configs: `/config/brokers/<default>` overridden by `/config/brokers/<id>`."""
+        found = self.zk.get_entity_configs(znodes.ConfigType.BROKER, [znodes.DEFAULT_ENTITY_NAME, str(self.broker_id)])
+        overrides = {**found.get(znodes.DEFAULT_ENTITY_NAME, {}), **found.get(str(self.broker_id), {})}
+        self._loop.call_soon_threadsafe(self.replica_manager.apply_broker_config, overrides)
 
     def _stale_broker_epoch(self, body: dict[str, Any]) -> bool:
         epoch = body.get("broker_epoch", -1)
