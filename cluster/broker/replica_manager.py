@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kafkaops.cluster.broker import isr as isr_rules
@@ -345,6 +346,33 @@ class ReplicaManager:
             partition_errors.append({"topic_name": topic, "partition_index": index, "error_code": code})
         self.sink.flush()
         return {"error_code": NONE, "partition_errors": partition_errors}
+
+    # --- log dir failures ------------------------------------------------------------------------------
+
+    def handle_log_dir_failure(self, directory: Path) -> None:
+        """Kafka's `handleLogDirFailure`: stop fetching the dir's partitions (their logs refuse every
+        operation already, so clients get KAFKA_STORAGE_ERROR), fail their parked requests, and tell the
+        controller through `/log_dir_event_notification` so that it moves their leaderships away."""
+        offline = [tp for tp, partition in self.partitions.items() if partition.log.directory.parent == directory]
+        log.error(
+            "Stopping serving replicas in dir %s: %s",
+            directory,
+            ",".join(map(str, offline)) or "no partitions",
+        )
+        for tp in offline:
+            self._remove_from_fetchers(tp)
+            self._leadership_lost(tp)
+        asyncio.get_running_loop().create_task(self._report_log_dir_failure(directory))
+
+    async def _report_log_dir_failure(self, directory: Path) -> None:
+        for _ in range(10):
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.zk.propagate_log_dir_event, self.broker_id)
+                log.error("Broker %s reported the failure of log dir %s to the controller", self.broker_id, directory)
+                return
+            except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: retry for a while
+                log.warning("Could not report the failure of log dir %s: %s", directory, error)
+                await asyncio.sleep(1)
 
     # --- topic configs ---------------------------------------------------------------------------------
 

@@ -117,7 +117,14 @@ class KafkaServer:
         )
         self.zk.ensure_paths(znodes.PERSISTENT_PATHS)
         self.cluster_id = self.zk.get_or_create_cluster_id(new_kafka_uuid())
-        self.log_manager = LogManager(self.log_dirs, default_config=default_log_config(self.config), clock=self.clock)
+        self.log_manager = LogManager(
+            self.log_dirs,
+            default_config=default_log_config(self.config),
+            clock=self.clock,
+            on_dir_offline=lambda directory: self._loop.call_soon_threadsafe(
+                self.replica_manager.handle_log_dir_failure, directory
+            ),
+        )
         self.log_manager.startup()
         self.replica_manager = ReplicaManager(
             self.broker_id,

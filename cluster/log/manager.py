@@ -66,7 +66,8 @@ TopicPartition = tuple[str, int]
 class LogManager:
     """The logs of one broker. `default_config` is the broker's `log.*` settings as topic defaults;
     `topic_configs` maps a topic to its overrides (plain `/config/topics` values). `clock` returns
-    seconds, as `time.time`. Nothing is read before `startup`."""
+    seconds, as `time.time`. `on_dir_offline` hears of each dir that goes offline (the broker reports it
+    to the controller). Nothing is read before `startup`."""
 
     def __init__(
         self,
@@ -75,6 +76,7 @@ class LogManager:
         default_config: LogConfig | None = None,
         topic_configs: Mapping[str, Mapping[str, object]] | None = None,
         clock: Callable[[], float] = time.time,
+        on_dir_offline: Callable[[Path], None] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("At least one log directory must be given")
@@ -85,6 +87,7 @@ class LogManager:
             for topic, overrides in (topic_configs or {}).items()
         }
         self._clock = clock
+        self._on_dir_offline = on_dir_offline
         self._lock = threading.Lock()
         self._logs: dict[TopicPartition, Log] = {}
         self._offline: set[Path] = set()
@@ -327,7 +330,10 @@ class LogManager:
         self._take_offline(Path(failure.log_dir), failure)
 
     def _take_offline(self, directory: Path, failure: LogDirFailureError) -> None:
+        newly = directory not in self._offline
         self._offline.add(directory)
+        if newly and self._on_dir_offline is not None:
+            self._on_dir_offline(directory)  # must not block: it may run under a log's lock
         for entry in list(self._logs.values()):
             if entry.directory.parent == directory:
                 entry.mark_offline(failure)

@@ -558,6 +558,16 @@ class KafkaZkClient(ZkClient):
             znodes.IsrChangeNotificationSequenceZNode.mode,
         )
 
+    def propagate_log_dir_event(self, broker_id: int) -> None:
+        """One `/log_dir_event_notification/log_dir_event_<seq>` (`propagateLogDirEvent`): a log dir of this
+        broker failed; the controller then finds out which replicas are offline."""
+        self.ensure_paths([znodes.LogDirEventNotificationZNode.path()])
+        self.create(
+            znodes.LogDirEventNotificationSequenceZNode.path(),
+            znodes.LogDirEventNotificationSequenceZNode.encode(broker_id),
+            znodes.LogDirEventNotificationSequenceZNode.mode,
+        )
+
     def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock:
         """Claim the next block of producer ids from `/latest_producer_id_block` (Kafka's
         `ProducerIdManager`): ids stay unique across brokers and restarts."""
