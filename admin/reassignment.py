@@ -13,13 +13,23 @@ of ZooKeeper that `--generate` needs.
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from kafkaops.admin.kafka_text import INT_MAX as _INT_MAX
+from kafkaops.admin.kafka_text import INT_MIN as _INT_MIN
+from kafkaops.admin.kafka_text import duplicates, int_hash, topic_partition_hash
+from kafkaops.admin.kafka_text import json_array as _array
+from kafkaops.admin.kafka_text import json_field as _field
+from kafkaops.admin.kafka_text import json_int as _int
+from kafkaops.admin.kafka_text import json_object as _object
+from kafkaops.admin.kafka_text import json_string as _string
+from kafkaops.admin.kafka_text import load_json as _load
+from kafkaops.admin.kafka_text import node_text as _node
+from kafkaops.admin.kafka_text import scala_list_text as _scala_list
 from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import java_string_hash, scala_hash_set_order
+from kafkaops.cluster.zk.jvm_order import java_string_hash
 from kafkaops.cluster.zk.values import TopicPartition
 
 __all__ = [
@@ -39,10 +49,6 @@ ANY_LOG_DIR = "any"
 
 EARLIEST_VERSION = 1
 
-_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
-
-T = TypeVar("T", bound=Hashable)
-
 
 @dataclasses.dataclass(frozen=True)
 class ReassignmentEntry:
@@ -56,52 +62,6 @@ class ReassignmentEntry:
     def log_dir_moves(self) -> dict[int, str]:
         """Broker -> log dir, for the replicas that name a directory other than `any`."""
         return {b: d for b, d in zip(self.replicas, self.log_dirs, strict=True) if d != ANY_LOG_DIR}
-
-
-# --- Kafka's JSON decoder (`kafka.utils.json`), with its texts -------------------------------------
-
-
-def _node(value: Any) -> str:
-    """Jackson's `JsonNode.toString`: compact JSON, as Kafka's decoder messages print the node."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _load(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:  # JSONDecodeError and a few malformed-number cases
-        raise AdminOperationError("The input string is not a valid JSON") from None
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise InvalidArgumentError(f"Expected JSON object, received {_node(value)}")
-    return value
-
-
-def _array(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise InvalidArgumentError(f"Expected JSON array, received {_node(value)}")
-    return value
-
-
-def _field(obj: Mapping[str, Any], name: str) -> Any:
-    if name not in obj:
-        raise InvalidArgumentError(f"No such field exists: `{name}`")
-    return obj[name]
-
-
-def _int(value: Any) -> int:
-    # Jackson's `isInt`: an integral number that fits a Java int (not a bool, not 1.0)
-    if isinstance(value, bool) or not isinstance(value, int) or not _INT_MIN <= value <= _INT_MAX:
-        raise InvalidArgumentError(f"Expected `Int` value, received {_node(value)}")
-    return value
-
-
-def _string(value: Any) -> str:
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"Expected `String` value, received {_node(value)}")
-    return value
 
 
 def _version(obj: Mapping[str, Any]) -> int:
@@ -158,7 +118,7 @@ def parse_broker_list(text: str) -> list[int]:
         while parts and parts[-1] == "":
             parts.pop()
     brokers = [_java_parse_int(part) for part in parts]
-    repeated = duplicates(brokers, lambda b: b)
+    repeated = duplicates(brokers, int_hash)
     if repeated:
         raise InvalidArgumentError(f"Broker list contains duplicate entries: {','.join(map(str, repeated))}")
     return brokers
@@ -218,14 +178,14 @@ def check_reassignment_entries(entries: Sequence[ReassignmentEntry]) -> None:
         raise InvalidArgumentError("Partition reassignment list cannot be empty")
     if any(not e.replicas for e in entries):
         raise InvalidArgumentError("Partition replica list cannot be empty")
-    repeated = duplicates([e.partition for e in entries], _topic_partition_hash)
+    repeated = duplicates([e.partition for e in entries], topic_partition_hash)
     if repeated:
         raise InvalidArgumentError(
             f"Partition reassignment contains duplicate topic partitions: {','.join(map(str, repeated))}"
         )
     messages = []
     for entry in entries:
-        doubled = duplicates(entry.replicas, lambda b: b)
+        doubled = duplicates(entry.replicas, int_hash)
         if doubled:
             messages.append(f"{entry.partition} contains multiple entries for {','.join(map(str, doubled))}")
     if messages:
@@ -268,38 +228,6 @@ def _key_tuples(assignment: Mapping[Any, Sequence[int]]) -> Iterable[tuple[tuple
 def _sort_key(item: tuple[str, int, Sequence[int]]) -> tuple[str, int]:
     # Kafka's compareTopicPartitions: topic (Java String order; topic names are ASCII) then partition
     return item[0], item[1]
-
-
-# --- Scala collection texts ----------------------------------------------------------------------
-
-
-def duplicates(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
-    """Kafka's `CoreUtils.duplicates`: values seen more than once, in the order Kafka prints them.
-
-    Kafka groups with `groupBy`, which (Scala 2.13) builds an immutable HashMap, so the order is the
-    CHAMP trie order of the values' Java hash codes (`hash_code`), whatever the number of entries.
-    """
-    seen: dict[T, int] = {}
-    for value in values:
-        seen[value] = seen.get(value, 0) + 1
-    repeated = [v for v, n in seen.items() if n > 1]
-    if len(repeated) <= 1:
-        return repeated
-    by_hash: dict[int, list[T]] = {}
-    for value in repeated:
-        by_hash.setdefault(hash_code(value), []).append(value)
-    return [v for h in scala_hash_set_order(by_hash) for v in by_hash[h]]
-
-
-def _topic_partition_hash(tp: TopicPartition) -> int:
-    """`org.apache.kafka.common.TopicPartition.hashCode` as a signed 32-bit int."""
-    h = (31 * (31 + tp.partition) + java_string_hash(tp.topic)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def _scala_list(values: Sequence[object]) -> str:
-    """Scala's `List(1, 2)` (Kafka decodes JSON arrays into immutable Seqs, i.e. Lists)."""
-    return f"List({', '.join(map(str, values))})"
 
 
 # --- partition sizes -----------------------------------------------------------------------------
