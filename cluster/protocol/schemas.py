@@ -233,6 +233,21 @@ OffsetForLeaderEpochResponse v3 (key 23)
         partition INT32
         leader_epoch INT32
         end_offset INT64
+ElectLeadersRequest v1 (key 43)
+    election_type INT8
+    topic_partitions NULLABLE_ARRAY
+      topic STRING
+      partitions ARRAY(INT32)
+    timeout_ms INT32
+ElectLeadersResponse v1 (key 43)
+    throttle_time_ms INT32
+    error_code INT16
+    replica_election_results ARRAY
+      topic STRING
+      partition_result ARRAY
+        partition_id INT32
+        error_code INT16
+        error_message NULLABLE_STRING
 """
 
 from __future__ import annotations
@@ -262,6 +277,7 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    ELECT_LEADERS = 43
 
 
 FIRST_FLEXIBLE_VERSION: Mapping[ApiKey, int] = {
@@ -277,6 +293,7 @@ FIRST_FLEXIBLE_VERSION: Mapping[ApiKey, int] = {
     ApiKey.API_VERSIONS: 3,
     ApiKey.INIT_PRODUCER_ID: 2,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: 4,
+    ApiKey.ELECT_LEADERS: 2,
 }
 """Kafka's `flexibleVersions` start per API: it decides the header versions (messages.py), even for
 versions we do not speak, because an ApiVersions v3+ request must still have its header read."""
@@ -807,6 +824,50 @@ CONTROLLED_SHUTDOWN_RESPONSE = Message(
     ],
 )
 
+# --- ElectLeaders (key 43), admin -> any broker -> controller ---------------------------------------------
+# request  v1: adds election_type (0 preferred, 1 unclean; v0 is preferred only).
+# response v1: adds the top-level error_code. v2+ is flexible.
+ELECT_LEADERS_REQUEST = Message(
+    "ElectLeadersRequest",
+    "0-1",
+    [
+        F("election_type", INT8, "1+", default=0),
+        # null: every partition of the cluster (kafka-leader-election --all-topic-partitions)
+        F(
+            "topic_partitions",
+            ArrayOf(Struct(F("topic", STRING), F("partitions", ArrayOf(INT32)))),
+            nullable="0+",
+        ),
+        F("timeout_ms", INT32, default=60000),
+    ],
+)
+ELECT_LEADERS_RESPONSE = Message(
+    "ElectLeadersResponse",
+    "0-1",
+    [
+        F("throttle_time_ms", INT32, default=0),
+        F("error_code", INT16, "1+", default=0),
+        F(
+            "replica_election_results",
+            ArrayOf(
+                Struct(
+                    F("topic", STRING),
+                    F(
+                        "partition_result",
+                        ArrayOf(
+                            Struct(
+                                F("partition_id", INT32),
+                                F("error_code", INT16),
+                                F("error_message", NULLABLE_STRING, default=None),
+                            )
+                        ),
+                    ),
+                )
+            ),
+        ),
+    ],
+)
+
 
 REQUESTS: Mapping[ApiKey, Message] = {
     ApiKey.PRODUCE: PRODUCE_REQUEST,
@@ -821,6 +882,7 @@ REQUESTS: Mapping[ApiKey, Message] = {
     ApiKey.API_VERSIONS: API_VERSIONS_REQUEST,
     ApiKey.INIT_PRODUCER_ID: INIT_PRODUCER_ID_REQUEST,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: OFFSET_FOR_LEADER_EPOCH_REQUEST,
+    ApiKey.ELECT_LEADERS: ELECT_LEADERS_REQUEST,
 }
 RESPONSES: Mapping[ApiKey, Message] = {
     ApiKey.PRODUCE: PRODUCE_RESPONSE,
@@ -835,6 +897,7 @@ RESPONSES: Mapping[ApiKey, Message] = {
     ApiKey.API_VERSIONS: API_VERSIONS_RESPONSE,
     ApiKey.INIT_PRODUCER_ID: INIT_PRODUCER_ID_RESPONSE,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: OFFSET_FOR_LEADER_EPOCH_RESPONSE,
+    ApiKey.ELECT_LEADERS: ELECT_LEADERS_RESPONSE,
 }
 
 SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = {

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from kafkaops.cluster.protocol.errors import (
     CorruptMessageError,
     InvalidRequestError,
@@ -160,6 +161,7 @@ def test_every_request_survives_header_and_body(key: ApiKey, version: int) -> No
         ApiKey.API_VERSIONS: {},
         ApiKey.INIT_PRODUCER_ID: {"transactional_id": None, "transaction_timeout_ms": 1},
         ApiKey.OFFSET_FOR_LEADER_EPOCH: {"topics": []},
+        ApiKey.ELECT_LEADERS: {"topic_partitions": None},
     }
     header = RequestHeader(key, version, 2**31 - 1, "kafkaops")
     request = decode_request(encode_request(header, minimal[key]))

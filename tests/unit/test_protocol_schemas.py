@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafkaops.cluster.protocol import schemas
 from kafkaops.cluster.protocol.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
 from kafkaops.cluster.protocol.records import Record, build_batch
@@ -553,6 +554,7 @@ def test_supported_versions_are_kafka_protocol_md_section_1() -> None:
         ApiKey.API_VERSIONS: (0, 2),
         ApiKey.INIT_PRODUCER_ID: (0, 1),
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
+        ApiKey.ELECT_LEADERS: (0, 1),  # beyond §1: kafkaops leader-election --bootstrap-server
     }
     for key, message in REQUESTS.items():
         assert RESPONSES[key].versions == message.versions
@@ -617,6 +619,7 @@ def test_stop_replica_partitions_survive_either_shape(version: int) -> None:
 
 
 def _kafka_python_classes() -> dict[ApiKey, tuple[Any, Any]]:
+    admin = pytest.importorskip("kafka.protocol.admin")
     consumer = pytest.importorskip("kafka.protocol.consumer")
     metadata = pytest.importorskip("kafka.protocol.metadata")
     producer = pytest.importorskip("kafka.protocol.producer")
@@ -629,6 +632,7 @@ def _kafka_python_classes() -> dict[ApiKey, tuple[Any, Any]]:
         ApiKey.FIND_COORDINATOR: (metadata.FindCoordinatorRequest, metadata.FindCoordinatorResponse),
         ApiKey.INIT_PRODUCER_ID: (producer.InitProducerIdRequest, producer.InitProducerIdResponse),
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (consumer.OffsetForLeaderEpochRequest, consumer.OffsetForLeaderEpochResponse),
+        ApiKey.ELECT_LEADERS: (admin.ElectLeadersRequest, admin.ElectLeadersResponse),
     }
 
 
@@ -643,6 +647,7 @@ CLIENT_APIS = [
         ApiKey.FIND_COORDINATOR,
         ApiKey.INIT_PRODUCER_ID,
         ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        ApiKey.ELECT_LEADERS,
     )
     for side in ("request", "response")
     for version in REQUESTS[key].versions
