@@ -29,6 +29,9 @@ RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c"}
 BROKER_OVERRIDES = {"zookeeper.session.timeout.ms": 6000, "controlled.shutdown.retry.backoff.ms": 500}
 
 
+DEMO_RECORDS = 1000
+
+
 def demo_command(
     state: Annotated[Path | None, typer.Option("--state-dir", help="Where the demo cluster keeps its data.")] = None,
     keep_running: Annotated[bool, typer.Option("--keep-running", help="Leave the cluster running afterwards.")] = False,
@@ -71,6 +74,40 @@ def run_demo(state: Path, keep_running: bool) -> None:
             step(env, "topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4")
             wait(lambda: online("orders", 6) and online("payments", 3), "the controller brings the partitions online")
             step(env, "topics", "--describe")
+            bootstrap = ",".join(
+                b.endpoint.removeprefix("PLAINTEXT://") for b in cluster.status().brokers if b.endpoint
+            )
+            # Real records, replicated to the ISR before they are acknowledged (acks=all).
+            step(
+                env,
+                "console-producer",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "orders",
+                "--request-required-acks",
+                "all",
+                "--property",
+                "parse.key=true",
+                "--property",
+                "key.separator=:",
+                stdin="".join(f"order-{i}:amount={i * 10}\n" for i in range(DEMO_RECORDS)),
+            )
+            step(
+                env,
+                "producer-perf-test",
+                "--topic",
+                "orders",
+                "--num-records",
+                "20000",
+                "--record-size",
+                "1024",
+                "--throughput",
+                "-1",
+                "--producer-props",
+                f"bootstrap.servers={bootstrap}",
+                "acks=all",
+            )
             step(env, "cluster", "stop-broker", "1", "--hard")
             wait(
                 lambda: online("orders", 6, without=1) and online("payments", 3, without=1),
@@ -79,8 +116,35 @@ def run_demo(state: Path, keep_running: bool) -> None:
             )
             step(env, "topics", "--describe", "--topic", "orders")
             step(env, "topics", "--describe", "--under-replicated-partitions")
+            # Every acknowledged record is still there, served by the new leaders.
+            step(
+                env,
+                "console-consumer",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "orders",
+                "--partition",
+                "0",
+                "--from-beginning",
+                "--max-messages",
+                "3",
+                "--property",
+                "print.key=true",
+                "--property",
+                "print.offset=true",
+            )
             step(env, "cluster", "start-broker", "1")
             step(env, "cluster", "status")
+            wait(
+                lambda: all(
+                    s is not None and len(s.leader_and_isr.isr) == 3
+                    for s in zk.get_partition_states(TopicPartition("orders", p) for p in range(6)).values()
+                ),
+                "broker 1 truncates to the new leaders' logs, catches up and rejoins every ISR",
+                60,
+            )
+            step(env, "topics", "--describe", "--under-replicated-partitions")
             step(
                 env,
                 "configs",
@@ -124,10 +188,15 @@ def run_demo(state: Path, keep_running: bool) -> None:
             step(env, "cluster", "down")
 
 
-def step(env: dict[str, str], *args: str) -> None:
-    say("$ kafkaops " + shlex.join(args))
+def step(env: dict[str, str], *args: str, stdin: str | None = None) -> None:
+    say("$ kafkaops " + shlex.join(args) + (f"   ({stdin.count(chr(10))} lines on stdin)" if stdin else ""))
     completed = subprocess.run(
-        [sys.executable, "-m", "kafkaops.cli", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "kafkaops.cli", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     sys.stdout.write(completed.stdout)
     sys.stdout.write(completed.stderr)

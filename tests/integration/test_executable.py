@@ -60,12 +60,15 @@ def test_local_zookeeper_lifecycle(tmp_path):
 
 
 def test_demo_runs_end_to_end(tmp_path):
-    """The README's main job: a 3-broker cluster, a broker killed and back, configs, deletion."""
+    """The README's main job: a 3-broker cluster, records produced with acks=all, a broker killed and back
+    (the records still readable), configs, deletion."""
     demo = run("cluster", "demo", "--state-dir", str(tmp_path / "state"), env={"PATH": "/usr/bin:/bin"})
     assert demo.returncode == 0, demo.stderr
     for expected in (
         "Created topic orders.",
         "Broker 1 stopped",
+        "records sent,",
+        "Processed a total of 3 messages",
         "... done in",
         "Broker 1 running (pid ",
         "Completed updating config for entity: default brokers.",
