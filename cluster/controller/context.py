@@ -333,7 +333,11 @@ class ControllerContext:
         return marked
 
     def resume_deletion_for_topics(self, topics: Iterable[str]) -> None:
-        self.topics_ineligible_for_deletion.difference_update(topics)
+        """Make the topics eligible again, except those with a partition still being reassigned: Kafka
+        resumes those too (a broker coming back, or one of several partitions finishing its move) and
+        then deletes the topic under a reassignment still going on."""
+        reassigning = {p.topic for p in self.partitions_being_reassigned}
+        self.topics_ineligible_for_deletion.difference_update(t for t in topics if t not in reassigning)
 
     # --- reassignment and preferred elections ------------------------------------------------------
 

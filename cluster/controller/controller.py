@@ -27,6 +27,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.controller import elections
+from kafkaops.cluster.controller import reassignment as reassign
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannelManager
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
@@ -38,8 +39,10 @@ from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 from kafkaops.cluster.zk.values import (
+    NO_LEADER,
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
+    ReplicaAssignment,
     TopicPartition,
     new_kafka_uuid,
 )
@@ -105,6 +108,18 @@ class PreferredReplicaLeaderElection:
 
 
 @dataclass(frozen=True)
+class ZkPartitionReassignment:
+    """`/admin/reassign_partitions` was created, changed or deleted."""
+
+
+@dataclass(frozen=True)
+class PartitionReassignmentIsrChange:
+    """The state znode of a partition being reassigned changed (Kafka's watch when AlterIsr is off)."""
+
+    partition: TopicPartition
+
+
+@dataclass(frozen=True)
 class AutoPreferredReplicaLeaderElection:
     generation: int
 
@@ -167,6 +182,10 @@ class KafkaController:
         """Monotonic time at which the last failover finished loading and acting (benchmarks read it)."""
         self._watch_generation = 0
         self._rebalance_generation = 0
+        self._isr_watch_lock = threading.Lock()
+        self._reassignment_isr_watches: dict[TopicPartition, object] = {}
+        """Partitions whose state znode is watched for a reassignment's completion, each with the token of
+        its watch; a watch whose token is gone stops (read on kazoo's thread, hence the lock)."""
         self.events = ControllerEventManager(self._process, f"controller-{self.broker_id}-event-thread")
 
     # --- public, thread-safe -------------------------------------------------------------------
@@ -244,6 +263,10 @@ class KafkaController:
                 self._on_isr_change_notification()
             elif isinstance(event, PreferredReplicaLeaderElection):
                 self._on_preferred_replica_election_znode()
+            elif isinstance(event, ZkPartitionReassignment):
+                self._on_zk_partition_reassignment(resume=False)
+            elif isinstance(event, PartitionReassignmentIsrChange):
+                self._on_partition_reassignment_isr_change(event.partition)
             elif (
                 isinstance(event, AutoPreferredReplicaLeaderElection) and event.generation == self._rebalance_generation
             ):
@@ -302,6 +325,8 @@ class KafkaController:
         self._active = False
         self._watch_generation += 1
         self._rebalance_generation += 1
+        with self._isr_watch_lock:
+            self._reassignment_isr_watches.clear()
         if self.channel is not None:
             self.channel.shutdown()
             self.channel = None
@@ -329,6 +354,7 @@ class KafkaController:
             znodes.PreferredReplicaElectionZNode.path(),
             self._watch(generation, PreferredReplicaLeaderElection()),
         )
+        DataWatch(zk.kazoo, znodes.ReassignPartitionsZNode.path(), self._watch(generation, ZkPartitionReassignment()))
         # stale notifications: the full reload below covers them
         self._delete_children(znodes.IsrChangeNotificationZNode.path())
         self._delete_children(znodes.LogDirEventNotificationZNode.path())
@@ -343,6 +369,7 @@ class KafkaController:
         self._replica_state_machine_startup(batch)
         self._partition_state_machine_startup(batch)
         self._send(batch)
+        self._initialize_partition_reassignments()
         self._try_topic_deletion()
         self._on_preferred_replica_election_znode()
         if self.settings.auto_leader_rebalance_enable:
@@ -382,7 +409,10 @@ class KafkaController:
             if assignment.topic_id:
                 ctx.topic_ids[topic] = assignment.topic_id
             for partition, replica_assignment in assignment.partitions.items():
-                ctx.update_partition_full_replica_assignment(TopicPartition(topic, partition), replica_assignment)
+                tp = TopicPartition(topic, partition)
+                ctx.update_partition_full_replica_assignment(tp, replica_assignment)
+                if replica_assignment.is_being_reassigned:
+                    ctx.partitions_being_reassigned.add(tp)
             DataWatch(
                 self.zk.kazoo, znodes.TopicZNode.path(topic), self._watch(generation, PartitionModifications(topic))
             )
@@ -400,7 +430,8 @@ class KafkaController:
         if self.settings.delete_topic_enable:
             ctx.queue_topic_deletion(t for t in deleting if t in ctx.all_topics)
             offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
-            ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in offline)
+            reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
+            ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in offline | reassigning)
 
     def _read_brokers_and_epochs(self) -> list[tuple[Any, int]]:
         ids = self.zk.get_sorted_broker_ids()
@@ -858,6 +889,9 @@ class KafkaController:
         replicas = [r for r in ctx.replicas_on_brokers(broker_ids)]
         self._handle_replica_state_changes(sorted(replicas, key=_replica_order), ReplicaState.ONLINE)
         self._trigger_online_partition_state_change()
+        # reassignments waiting for a target replica on a broker that just came (back)
+        started = set(broker_ids)
+        self._maybe_resume_reassignments(lambda tp, assignment: any(r in started for r in assignment.target_replicas))
         topics_to_retry = {
             r.partition.topic for r in replicas if ctx.is_topic_queued_up_for_deletion(r.partition.topic)
         }
@@ -938,6 +972,7 @@ class KafkaController:
         new_topics = sorted(topics - ctx.all_topics)
         deleted = ctx.all_topics - topics
         for topic in deleted:
+            self._unwatch_reassignment_isr(tp for tp in ctx.partitions_being_reassigned if tp.topic == topic)
             ctx.remove_topic(topic)
         ctx.set_all_topics(topics)
         if not new_topics:
@@ -1013,7 +1048,8 @@ class KafkaController:
             return
         ctx.queue_topic_deletion(to_delete)
         offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
-        ctx.mark_topics_ineligible_for_deletion(t for t in to_delete if t in offline)
+        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}  # "topic reassignment in progress"
+        ctx.mark_topics_ineligible_for_deletion(t for t in to_delete if t in offline | reassigning)
         self._try_topic_deletion()
 
     def _try_topic_deletion(self) -> None:
@@ -1076,6 +1112,7 @@ class KafkaController:
         self._delete_recursive(znodes.TopicZNode.path(topic))
         self._delete_recursive(znodes.ConfigEntityZNode.path(znodes.ConfigType.TOPIC, topic))
         self._delete_recursive(znodes.DeleteTopicsTopicZNode.path(topic))
+        self._unwatch_reassignment_isr(tp for tp in ctx.partitions_being_reassigned if tp.topic == topic)
         ctx.remove_topic(topic)
         log.info("Deletion of topic %s successfully completed", topic)
 
@@ -1124,14 +1161,353 @@ class KafkaController:
                 partitions |= znodes.IsrChangeNotificationSequenceZNode.decode(entry[0])
             except MalformedZNodeError as error:
                 log.error("Ignoring ISR change notification %s: %s", path, error)
-        known = [tp for tp in partitions if tp.topic in ctx.all_topics]
-        for tp, state in self.zk.get_partition_states(known).items():
-            if state is not None:
-                ctx.put_partition_leadership_info(tp, state)
-        batch = self._new_batch()
-        batch.add_update_metadata(ctx.live_broker_ids, known)
+        try:
+            known = sorted((tp for tp in partitions if tp.topic in ctx.all_topics), key=_tp_order)
+            for tp, state in self.zk.get_partition_states(known).items():
+                if state is not None:
+                    ctx.put_partition_leadership_info(tp, state)
+            batch = self._new_batch()
+            batch.add_update_metadata(ctx.live_broker_ids, known)
+            self._send(batch)
+            # the leaders write these when they expand the ISR: a reassignment may be complete
+            for tp in known:
+                if tp in ctx.partitions_being_reassigned:
+                    self._maybe_complete_reassignment(tp)
+        finally:
+            # only the notifications read: one written meanwhile fires the watch again
+            self.zk.fenced_multi_many(
+                [[Op.delete(f"{znodes.IsrChangeNotificationZNode.path()}/{c}")] for c in children],
+                ctx.epoch_zk_version,
+            )
+
+    # --- partition reassignment (§5.7, §5.8; Kafka 2.8 KIP-455) -----------------------------------------
+
+    def _initialize_partition_reassignments(self) -> None:
+        """Kafka's `initializePartitionReassignments` at failover: the entries of the znode first (they
+        supersede what the topic znodes hold), then every partition whose topic znode still lists
+        adding or removing replicas."""
+        resumed = self._on_zk_partition_reassignment(resume=True)
+        self._maybe_resume_reassignments(lambda tp, assignment: tp not in resumed)
+
+    def _maybe_resume_reassignments(self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> None:
+        ctx = self.context
+        for tp in sorted(ctx.partitions_being_reassigned, key=_tp_order):
+            assignment = ctx.partition_full_replica_assignment(tp)
+            if tp in ctx.partitions_being_reassigned and should_resume(tp, assignment):
+                self._trigger_reassignment(tp, assignment)
+
+    def _on_zk_partition_reassignment(self, resume: bool) -> set[TopicPartition]:
+        """`processZkPartitionReassignment`: start (or supersede, or cancel) the reassignment of every
+        entry, remove the refused ones from the znode; returns the partitions started. A znode that
+        cannot be read as Kafka's JSON is logged and deleted (Kafka 2.8 ignores it and leaves it, which
+        blocks every later reassignment)."""
+        ctx = self.context
+        entry = self.zk.get(znodes.ReassignPartitionsZNode.path())
+        if entry is None:
+            return set()
+        try:
+            requested = znodes.ReassignPartitionsZNode.decode(entry[0])
+        except MalformedZNodeError as error:
+            log.warning("Ignoring partition reassignment due to invalid json: %s", error)
+            self._write_zk_reassignment({}, entry[1].version)
+            return set()
+        plan = reassign.plan_zk_reassignments(
+            requested,
+            ctx.partition_full_replica_assignment,
+            ctx.is_topic_queued_up_for_deletion,
+            ctx.live_broker_ids,
+            resume=resume,
+        )
+        for tp in plan.being_deleted:
+            log.info("Skipping reassignment of %s since the topic is currently being deleted", tp)
+        failed = dict(plan.failed)
+        started: set[TopicPartition] = set()
+        for tp, assignment in plan.to_start.items():
+            refused = self._trigger_reassignment(tp, assignment)
+            if refused is None:
+                started.add(tp)
+            else:
+                failed[tp] = refused
+        if failed:
+            log.warning(
+                "Failed reassignment through zk with the following errors: %s", reassign.format_failures(failed)
+            )
+            self._remove_from_zk_reassignment(lambda tp, _: tp in failed)
+        elif not requested:
+            self._remove_from_zk_reassignment(lambda tp, _: False)  # an empty list: nothing left to do
+        return started
+
+    def _trigger_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> reassign.ApiError | None:
+        """`maybeTriggerPartitionReassignment` for one partition: a failure other than the controller
+        moving is logged and reported, never raised (one bad partition must not stop the others)."""
+        try:
+            self._on_partition_reassignment(tp, assignment)
+        except ControllerMovedError:
+            log.info(
+                "Failed completing reassignment of partition %s because controller has moved to another broker", tp
+            )
+            raise
+        except Exception:
+            log.exception("Error completing reassignment of partition %s", tp)
+            return reassign.UNKNOWN_SERVER_ERROR
+        return None
+
+    def _on_partition_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> None:
+        """Kafka's `onPartitionReassignment`. RS = replicas, AR/RR = adding/removing, TRS = target.
+
+        Phase U: ZooKeeper then memory get RS = TRS ++ ORS with AR and RR; replicas a superseded
+        reassignment was adding and the new one does not hold are stopped. Phase A (TRS ⊄ ISR): bump
+        the leader epoch, LeaderAndIsr to the origin and adding replicas, AR → NewReplica. Phase B
+        (TRS ⊆ ISR): AR → OnlineReplica, RS = TRS in memory, leader moved if it is leaving (or dead),
+        RR → Offline → deleted, RS = TRS in ZooKeeper, the entry leaves `/admin/reassign_partitions`,
+        UpdateMetadata. The topic znode holds ORS until the very end, so a new controller can resume.
+        """
+        ctx = self.context
+        ctx.mark_topics_ineligible_for_deletion([tp.topic])  # no deletion while a partition moves
+        self._update_current_reassignment(tp, reassignment)
+        if not self._is_reassignment_complete(tp, reassignment):
+            self._update_leader_epoch_and_send_request(tp, reassignment)  # A1
+            self._handle_replica_state_changes(  # A2
+                [PartitionReplica(tp, r) for r in reassignment.adding_replicas], ReplicaState.NEW
+            )
+            return
+        self._handle_replica_state_changes(  # B1
+            [PartitionReplica(tp, r) for r in reassignment.adding_replicas], ReplicaState.ONLINE
+        )
+        completed = ReplicaAssignment(reassignment.target_replicas)
+        ctx.update_partition_full_replica_assignment(tp, completed)  # B2
+        self._move_reassigned_partition_leader_if_required(tp, completed)  # B3
+        self._stop_removed_replicas_of_reassigned_partition(tp, reassignment.removing_replicas)  # B4, B5
+        self._update_replica_assignment_for_partition(tp, completed)  # B6
+        self._remove_partition_from_reassigning_partitions(tp, completed)  # B7
+        batch = self._new_batch()  # B8
+        batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [tp])
         self._send(batch)
-        self._delete_children(znodes.IsrChangeNotificationZNode.path())
+        # the topic's deletion waits for its last partition to move (`resume_deletion_for_topics`)
+        if ctx.is_topic_queued_up_for_deletion(tp.topic):
+            ctx.resume_deletion_for_topics([tp.topic])
+            self._try_topic_deletion()
+
+    def _update_current_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> None:
+        ctx = self.context
+        current = ctx.partition_full_replica_assignment(tp)
+        if current != reassignment:
+            log.debug("Updating assignment of partition %s from %s to %s", tp, current, reassignment)
+            self._update_replica_assignment_for_partition(tp, reassignment)  # U1
+            ctx.update_partition_full_replica_assignment(tp, reassignment)  # U2
+            unneeded = reassign.unneeded_replicas(current, reassignment)
+            if unneeded:  # U3
+                self._stop_removed_replicas_of_reassigned_partition(tp, unneeded)
+        self._watch_reassignment_isr(tp)
+        ctx.partitions_being_reassigned.add(tp)
+
+    def _is_reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
+        if not assignment.is_being_reassigned:
+            return True
+        try:
+            state = self.zk.get_partition_states([tp])[tp]
+        except MalformedZNodeError as error:
+            log.error("Unreadable state of %s: %s", tp, error)
+            return False
+        return reassign.is_reassignment_complete(assignment, state.leader_and_isr.isr if state else None)
+
+    def _update_leader_epoch_and_send_request(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        """Same leader and ISR, next leader epoch, so that the replicas take the new replica set; the
+        origin replicas get it as they are, the adding ones with isNew (they may start on any log dir)."""
+        updated = self._update_leader_epoch(tp)
+        if updated is None:
+            self._write(self.scl.reassignment_request_failed(tp, assignment))
+            return
+        batch = self._new_batch()
+        batch.add_leader_and_isr(assignment.original_replicas, tp, updated, assignment, is_new=False)
+        batch.add_leader_and_isr(assignment.adding_replicas, tp, updated, assignment, is_new=True)
+        self._send(batch)
+        self._write(self.scl.reassignment_request_sent(tp, updated, assignment))
+
+    def _update_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
+        """Kafka's `updateLeaderEpoch`: re-read the state znode, write it back with the next leader epoch
+        (conditionally; a leader's ISR write in between means read again). Raises if the znode is
+        missing or was written by a newer controller."""
+        ctx = self.context
+        path = znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)
+        while True:
+            state = self.zk.get_partition_states([tp])[tp]
+            if state is None:
+                raise KafkaOpsError(
+                    f"Cannot update leader epoch for partition {tp} as leaderAndIsr path is empty. This could mean "
+                    "we somehow tried to reassign a partition that doesn't exist"
+                )
+            if state.controller_epoch > ctx.epoch:
+                raise KafkaOpsError(
+                    "Leader and isr path written by another controller. This probably means the current controller "
+                    f"with epoch {ctx.epoch} went through a soft failure and another controller was elected with "
+                    f"epoch {state.controller_epoch}. Aborting state change by this controller"
+                )
+            new = state.leader_and_isr.new_epoch()
+            outcome = self.zk.fenced_multi_many(
+                [
+                    [
+                        Op.set(
+                            path,
+                            znodes.TopicPartitionStateZNode.encode(LeaderIsrAndControllerEpoch(new, ctx.epoch)),
+                            new.zk_version,
+                        )
+                    ]
+                ],
+                ctx.epoch_zk_version,
+            )[0]
+            if isinstance(outcome, BadVersionError):
+                continue
+            if isinstance(outcome, NoNodeError):
+                return None
+            if isinstance(outcome, Exception):
+                raise KafkaOpsError(f"Failed to update the leader epoch of partition {tp}: {outcome!r}")
+            updated = LeaderIsrAndControllerEpoch(new.with_zk_version(outcome[0].version), ctx.epoch)
+            ctx.put_partition_leadership_info(tp, updated)
+            log.info(
+                "Updated leader epoch for partition %s to %s, zkVersion=%s",
+                tp,
+                updated.leader_and_isr.leader_epoch,
+                updated.leader_and_isr.zk_version,
+            )
+            return updated
+
+    def _move_reassigned_partition_leader_if_required(self, tp: TopicPartition, completed: ReplicaAssignment) -> None:
+        ctx = self.context
+        info = ctx.partition_leadership_info(tp)
+        leader = info.leader_and_isr.leader if info is not None else NO_LEADER
+        move = reassign.leader_move(completed, leader, ctx.is_replica_online(leader, tp))
+        log.info(move.message(leader, tp, completed.replicas))
+        if move is reassign.LeaderMove.RESEND:
+            self._update_leader_epoch_and_send_request(tp, completed)
+        else:
+            self._handle_partition_state_changes([tp], PartitionState.ONLINE, "reassign")
+
+    def _stop_removed_replicas_of_reassigned_partition(self, tp: TopicPartition, removed: Sequence[int]) -> None:
+        """Offline (out of the ISR, StopReplica) → DeletionStarted (StopReplica delete=true) →
+        DeletionSuccessful → NonExistent: as Kafka, without waiting for the deletion's answer."""
+        replicas = [PartitionReplica(tp, r) for r in removed]
+        if not replicas:
+            return
+        for target in (
+            ReplicaState.OFFLINE,
+            ReplicaState.DELETION_STARTED,
+            ReplicaState.DELETION_SUCCESSFUL,
+            ReplicaState.NON_EXISTENT,
+        ):
+            self._handle_replica_state_changes(replicas, target)
+
+    def _update_replica_assignment_for_partition(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        """Write one partition's assignment into `/brokers/topics/<t>` (fenced). Kafka rewrites the node
+        from its memory; this reads it and writes it back conditionally, so that partitions added to the
+        topic meanwhile are not lost."""
+        ctx = self.context
+        path = znodes.TopicZNode.path(tp.topic)
+        while True:
+            entry = self.zk.get(path)
+            if entry is None:
+                raise KafkaOpsError(f"Failed to update assignment for {tp} since the topic has no current assignment")
+            current = znodes.TopicZNode.decode(tp.topic, entry[0])
+            partitions = dict(current.partitions)
+            partitions[tp.partition] = assignment
+            topic_id = current.topic_id or ctx.topic_ids.get(tp.topic)
+            outcome = self.zk.fenced_multi_many(
+                [[Op.set(path, znodes.TopicZNode.encode(partitions, topic_id), entry[1].version)]],
+                ctx.epoch_zk_version,
+            )[0]
+            if isinstance(outcome, BadVersionError):
+                continue
+            if isinstance(outcome, Exception):
+                raise KafkaOpsError(f"Failed to update the assignment of {tp}: {outcome!r}")
+            log.info("Successfully updated assignment of partition %s to %s", tp, assignment)
+            return
+
+    def _remove_partition_from_reassigning_partitions(self, tp: TopicPartition, completed: ReplicaAssignment) -> None:
+        ctx = self.context
+        if tp not in ctx.partitions_being_reassigned:
+            raise KafkaOpsError("Cannot remove a reassigning partition because it is not present in memory")
+        self._unwatch_reassignment_isr([tp])
+        self._remove_from_zk_reassignment(reassign.completed_entry(tp, completed))
+        ctx.partitions_being_reassigned.discard(tp)
+
+    def _remove_from_zk_reassignment(self, remove: Callable[[TopicPartition, tuple[int, ...]], bool]) -> None:
+        """`maybeRemoveFromZkReassignment`: rewrite `/admin/reassign_partitions` without the entries
+        `remove` picks, or delete it when none is left. Conditional on the version read: an operator's
+        write in between is re-read, not overwritten (Kafka writes over it)."""
+        path = znodes.ReassignPartitionsZNode.path()
+        while True:
+            entry = self.zk.get(path)
+            if entry is None:
+                return
+            try:
+                requested = znodes.ReassignPartitionsZNode.decode(entry[0])
+            except MalformedZNodeError as error:
+                log.warning("Ignoring partition reassignment due to invalid json: %s", error)
+                requested = {}
+            kept, removed = reassign.remaining_entries(requested, remove)
+            if requested and not removed:
+                return
+            log.info(
+                "Removing partitions %s from the list of reassigned partitions in zookeeper",
+                ",".join(str(tp) for tp in removed),
+            )
+            if self._write_zk_reassignment(kept, entry[1].version):
+                return
+
+    def _write_zk_reassignment(self, kept: dict[TopicPartition, tuple[int, ...]], version: int) -> bool:
+        """Replace (or, with nothing left, delete) the znode if it still has `version`; False if it moved."""
+        path = znodes.ReassignPartitionsZNode.path()
+        if not kept:
+            log.info("No more partitions need to be reassigned. Deleting zk path %s", path)
+            op = Op.delete(path, version)
+        else:
+            op = Op.set(path, znodes.ReassignPartitionsZNode.encode(kept), version)
+        outcome = self.zk.fenced_multi_many([[op]], self.context.epoch_zk_version)[0]
+        if isinstance(outcome, BadVersionError):
+            return False
+        if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
+            raise KafkaOpsError(f"Could not update {path}: {outcome!r}")
+        return True
+
+    def _on_partition_reassignment_isr_change(self, tp: TopicPartition) -> None:
+        if tp in self.context.partitions_being_reassigned:
+            self._maybe_complete_reassignment(tp)
+
+    def _maybe_complete_reassignment(self, tp: TopicPartition) -> None:
+        assignment = self.context.partition_full_replica_assignment(tp)
+        if self._is_reassignment_complete(tp, assignment):
+            log.info(
+                "Target replicas %s have all caught up with the leader for reassigning partition %s",
+                reassign.scala_list(assignment.target_replicas),
+                tp,
+            )
+            self._on_partition_reassignment(tp, assignment)
+
+    def _watch_reassignment_isr(self, tp: TopicPartition) -> None:
+        """Kafka's `PartitionReassignmentIsrChangeHandler` (IBP < 2.7): the leaders here write ISR changes
+        to the state znode, so its changes tell when the target replicas have caught up, without the
+        5 s batching of ISR change notifications."""
+        token = object()
+        with self._isr_watch_lock:
+            if tp in self._reassignment_isr_watches:
+                return
+            self._reassignment_isr_watches[tp] = token
+        generation = self._watch_generation
+
+        def changed(*_: Any) -> bool:
+            with self._isr_watch_lock:
+                current = self._reassignment_isr_watches.get(tp) is token
+            if not current or generation != self._watch_generation:
+                return False  # the reassignment ended or the controller resigned: stop watching
+            self.events.put(PartitionReassignmentIsrChange(tp))
+            return True
+
+        DataWatch(self.zk.kazoo, znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition), changed)
+
+    def _unwatch_reassignment_isr(self, partitions: Iterable[TopicPartition]) -> None:
+        with self._isr_watch_lock:
+            for tp in list(partitions):
+                self._reassignment_isr_watches.pop(tp, None)
 
     # --- preferred replica elections (§5.6, §5.7) ----------------------------------------------------
 
