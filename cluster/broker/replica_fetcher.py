@@ -217,9 +217,9 @@ class ReplicaFetcher:
                     continue  # removed or re-added while we asked
                 code = answer["error_code"]
                 if code != errors.NONE:
-                    if code in (errors.FencedLeaderEpochError.code, errors.NotLeaderOrFollowerError.code):
+                    if code == errors.FencedLeaderEpochError.code:
                         self.partitions.pop(tp, None)  # newer leadership news will come from the controller
-                    continue  # UNKNOWN_LEADER_EPOCH and others: ask again
+                    continue  # the leader may not know it leads yet (NOT_LEADER, UNKNOWN_LEADER_EPOCH): ask again
                 partition = state.partition
                 offset, done = truncation_offset(
                     leader_epoch=answer["leader_epoch"],
@@ -301,10 +301,12 @@ class ReplicaFetcher:
         if code == errors.OffsetOutOfRangeError.code:
             await self._handle_out_of_range(state)
             return False
-        if code in (errors.NotLeaderOrFollowerError.code, errors.FencedLeaderEpochError.code):
-            self.partitions.pop(partition.tp, None)  # wait for the controller's LeaderAndIsr
+        if code == errors.FencedLeaderEpochError.code:
+            self.partitions.pop(partition.tp, None)  # a newer leader exists: wait for the controller's LeaderAndIsr
             return True
-        return True  # UNKNOWN_LEADER_EPOCH (the leader has not heard yet), storage errors, ...: retry
+        # NOT_LEADER_OR_FOLLOWER / UNKNOWN_LEADER_EPOCH (the leader has not heard of its leadership yet: the
+        # controller's requests race), storage errors...: back off and retry, as Kafka's fetchers do.
+        return True
 
     async def _handle_out_of_range(self, state: FetchState) -> None:
         """Kafka's `handleOutOfRangeError`: our LEO is past the leader's (truncate to it) or before its log
