@@ -212,9 +212,10 @@ class ReplicaFetcher:
         for topic in response["topics"]:
             for answer in topic["partitions"]:
                 tp = TopicPartition(topic["topic"], answer["partition"])
-                state = self.partitions.get(tp)
-                if state is None or state is not asked.get(tp):
+                current = self.partitions.get(tp)
+                if current is None or current is not asked.get(tp):
                     continue  # removed or re-added while we asked
+                state = current
                 code = answer["error_code"]
                 if code != errors.NONE:
                     if code == errors.FencedLeaderEpochError.code:
@@ -279,10 +280,10 @@ class ReplicaFetcher:
         for topic in response["responses"]:
             for answer in topic["partitions"]:
                 tp = TopicPartition(topic["topic"], answer["partition_index"])
-                state = self.partitions.get(tp)
-                if state is None or state is not fetching.get(tp):
-                    continue
-                backoff |= await self._process(state, answer)
+                current = self.partitions.get(tp)
+                if current is None or current is not fetching.get(tp):
+                    continue  # removed or re-added while we fetched
+                backoff |= await self._process(current, answer)
         if backoff:
             await asyncio.sleep(self.backoff_s)
 
