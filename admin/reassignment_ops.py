@@ -251,7 +251,8 @@ def _any_active(zk: KafkaZkClient, pending: PendingReassignments) -> bool:
     return any(a.is_being_reassigned for a in read_assignments(zk, zk.get_all_topics()).values())
 
 
-def _refuse_log_dirs(entries: Sequence[ReassignmentEntry]) -> None:
+def refuse_log_dirs(entries: Sequence[ReassignmentEntry]) -> None:
+    """Log-dir moves need --bootstrap-server in Kafka 2.8 (AlterReplicaLogDirs); ZooKeeper cannot ask for them."""
     if any(e.log_dir_moves for e in entries):
         raise AdminOperationError(LOG_DIRS_NEED_BOOTSTRAP_MESSAGE)
 
@@ -295,7 +296,7 @@ def plan_execute(
     (an active reassignment without `additional`), InvalidConfigurationError.
     """
     check_reassignment_entries(entries)
-    _refuse_log_dirs(entries)
+    refuse_log_dirs(entries)
     order = kafka_map_order([e.partition for e in entries])
     by_partition = {e.partition: e.replicas for e in entries}
     proposed = {tp: by_partition[tp] for tp in order}
@@ -439,7 +440,7 @@ def verify_reassignment(
 
     Raises AdminOperationError for log-dir moves (they need --bootstrap-server).
     """
-    _refuse_log_dirs(entries)
+    refuse_log_dirs(entries)
     states, pending, _ = read_states(zk, targets_of(entries))
     ongoing = any(not s.done for s in states.values()) or _any_active(zk, pending)
     cleared = None
@@ -566,7 +567,7 @@ def cancel_reassignment(
 
     Raises AdminOperationError for log-dir moves (they need --bootstrap-server), BadVersionError.
     """
-    _refuse_log_dirs(entries)
+    refuse_log_dirs(entries)
     targets = targets_of(entries)
     pending = read_pending(zk)
     assignments = read_assignments(zk, {tp.topic for tp in targets})

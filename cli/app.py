@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from kafkaops.cli import cluster, configs, console, reassign_partitions, state_change_log_merger, topics
+from kafkaops.cli import (
+    cluster,
+    configs,
+    console,
+    leader_election,
+    preferred_replica_election,
+    reassign_partitions,
+    state_change_log_merger,
+    topics,
+)
 
 app = typer.Typer(
     name="kafkaops",
@@ -39,6 +48,8 @@ app.command("topics", context_settings={"allow_interspersed_args": True})(topics
 app.command("configs")(configs.configs_command)
 app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
 app.command("reassign-partitions")(reassign_partitions.reassign_partitions_command)
+app.command("preferred-replica-election")(preferred_replica_election.preferred_replica_election_command)
+app.command("leader-election")(leader_election.leader_election_command)
 app.command("console-producer", context_settings={"allow_extra_args": True})(console.console_producer_command)
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)

@@ -1,16 +1,20 @@
 """`kafkaops reassign-partitions`: Kafka 2.8's kafka-reassign-partitions (kafka-reference.md §2.3).
 
-Today `--generate`, with Kafka's flags, JSON files, texts and exit codes, plus a choice of strategy:
-`balanced` (default: `admin.planner`, which keeps what is well placed and moves the fewest replicas
-that balance the cluster) or `kafka` (Kafka's redraw, exactly). stdout stays Kafka's two JSON
-documents so scripts keep working; the plan report goes to stderr (and `--stats-json`). `--execute`,
-`--verify`, `--cancel` and `--list` are validated as Kafka validates them, then refused: the
-reassignment issue adds them.
+Every action with Kafka's flags, JSON files, texts and exit codes. Where Kafka 2.8 needs
+--bootstrap-server (`--additional`, `--cancel`, `--list`) ours works through ZooKeeper intents with the
+same texts (`admin.reassignment_ops`).
+
+`--generate` offers a choice of strategy: `balanced` (default: `admin.planner`, which keeps what is well
+placed and moves the fewest replicas that balance the cluster) or `kafka` (Kafka's redraw, exactly).
+stdout stays Kafka's two JSON documents so scripts keep working; the plan report goes to stderr (and
+`--stats-json`).
 
 Beyond Kafka: offline planning from a current-assignment file (`--current-assignment-json-file`,
 Kafka's reassignment JSON as `--generate` prints it, or JSON lines `{"topic","partition","replicas"}`
 when the file name ends in `.jsonl`), racks for offline planning (`--broker-racks`), partition sizes
-(`--partition-sizes-json-file`), batches (`--batch-size`), and a Spark engine.
+(`--partition-sizes-json-file`), batches (`--batch-size`), a Spark engine; `--verify --wait` (poll
+until the reassignment is done, with a live table on a terminal) and `--output json` for
+--execute, --verify, --cancel and --list.
 """
 
 from __future__ import annotations
@@ -23,9 +27,15 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
 
 from kafkaops.admin import planner
 from kafkaops.admin import reassignment as files
+from kafkaops.admin import reassignment_ops as ops
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
@@ -33,8 +43,9 @@ from kafkaops.cli.common import (
     refuse_bootstrap_server,
     zookeeper,
 )
-from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
+from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
 from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 DESCRIPTION = "This tool helps to move topic partitions between replicas."
 ERROR_PREFIX = "Error: "
@@ -64,7 +75,7 @@ OURS = (
     "conf",
 )
 PERMITTED = {
-    "verify": ("bootstrap-server", "command-config", "preserve-throttles", "zookeeper"),
+    "verify": ("bootstrap-server", "command-config", "preserve-throttles", "zookeeper", "wait"),
     "generate": ("bootstrap-server", "broker-list", "command-config", "disable-rack-aware", "zookeeper", *OURS),
     "execute": (
         "additional",
@@ -110,7 +121,8 @@ def check_args(given: Sequence[str]) -> str:
         if name not in given:
             raise UsageError(f'Missing required argument "[{name}]"')
     for name in given:
-        if name != action and name not in REQUIRED[action] and name not in PERMITTED[action]:
+        permitted = name in PERMITTED[action] or (action, name) == ("verify", "timeout") and "wait" in given
+        if name != action and name not in REQUIRED[action] and not permitted:
             raise UsageError(f'Option "[{name}]" can\'t be used with action "[{action}]"')
     return action
 
@@ -248,6 +260,289 @@ def _plan_on_spark(
             session.spark.stop()
 
 
+# --- --execute, --verify, --cancel, --list: Kafka's texts, each in one place ---------------------
+
+CURRENT_ASSIGNMENT = "Current partition replica assignment\n\n{}\n\nSave this to use as the --reassignment-json-file option during rollback"
+VERIFY_PERIODICALLY = (
+    "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed."
+)
+INTER_BROKER_THROTTLE_SET = "The inter-broker throttle limit was set to {} B/s"
+LOG_DIR_THROTTLE_SET = "The replica-alter-dir throttle limit was set to {} B/s"
+STARTED = "Successfully started partition reassignment{} for {}"
+STATUS_HEADER = "Status of partition reassignment:"
+STATUS_COMPLETE = "Reassignment of partition {} is complete."
+STATUS_FAILED = "There is no active reassignment of partition {}, but replica set is {} rather than {}."
+STATUS_IN_PROGRESS = "Reassignment of partition {} is still in progress."
+CLEARING_BROKERS = "Clearing broker-level throttles on broker{} {}"
+CLEARING_TOPICS = "Clearing topic-level throttles on topic{} {}"
+CANCELLED = "Successfully cancelled partition reassignment{} for: {}"
+NONE_ACTIVE = "None of the specified partition reassignments are active."
+NO_MOVES_ACTIVE = "None of the specified partition moves are active."
+LIST_HEADER = "Current partition reassignments:"
+LIST_EMPTY = "No partition reassignments found."
+# ours (--verify --wait)
+WAIT_FAILED = "Partition reassignment did not reach its target replicas for: {}"
+WAIT_TIMED_OUT = "Timed out after {} ms waiting for partition reassignment of: {}"
+EXIT_FAILED = 1
+EXIT_TIMED_OUT = 3
+WAIT_INTERVAL_S = 1.0
+
+
+def _plural(items: Sequence[object]) -> str:
+    return "" if len(items) == 1 else "s"
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ",".join(map(str, ids))
+
+
+def _partitions_text(partitions: Sequence[TopicPartition]) -> str:
+    return ",".join(map(str, partitions))
+
+
+def execute_lines_before(plan: ops.ExecutePlan) -> list[str]:
+    """What Kafka prints before it writes anything: the rollback file."""
+    return [CURRENT_ASSIGNMENT.format(files.format_reassignment_json(plan.current))]
+
+
+def execute_lines_after(plan: ops.ExecutePlan) -> list[str]:
+    lines = []
+    if plan.throttle >= 0 or plan.log_dir_throttle >= 0:
+        lines.append(VERIFY_PERIODICALLY)
+    if plan.throttle >= 0:
+        lines.append(INTER_BROKER_THROTTLE_SET.format(plan.throttle))
+    if plan.log_dir_throttle >= 0:
+        lines.append(LOG_DIR_THROTTLE_SET.format(plan.log_dir_throttle))
+    lines.append(STARTED.format(_plural(plan.started), _partitions_text(plan.started)))
+    return lines
+
+
+def status_lines(states: Mapping[TopicPartition, ops.PartitionState]) -> list[str]:
+    """Kafka 2.8 `partitionReassignmentStatesToString` (states come sorted by (topic, partition))."""
+    lines = [STATUS_HEADER]
+    for tp, state in states.items():
+        if state.complete:
+            lines.append(STATUS_COMPLETE.format(tp))
+        elif state.done:
+            lines.append(STATUS_FAILED.format(tp, _ids(state.current), _ids(state.target)))
+        else:
+            lines.append(STATUS_IN_PROGRESS.format(tp))
+    return lines
+
+
+def cleared_lines(cleared: ops.ClearedThrottles | None) -> list[str]:
+    if cleared is None:
+        return []
+    return [
+        CLEARING_BROKERS.format(_plural(cleared.brokers), _ids(cleared.brokers)),
+        CLEARING_TOPICS.format(_plural(cleared.topics), ",".join(cleared.topics)),
+    ]
+
+
+def cancel_lines(result: ops.CancelResult) -> list[str]:
+    cancelled = sorted(result.cancelled)
+    first = CANCELLED.format(_plural(cancelled), _partitions_text(cancelled)) if cancelled else NONE_ACTIVE
+    return [first, NO_MOVES_ACTIVE, *cleared_lines(result.cleared)]
+
+
+def list_lines(active: Mapping[TopicPartition, ReplicaAssignment]) -> list[str]:
+    """Kafka 2.8 `curReassignmentsToString`."""
+    if not active:
+        return [LIST_EMPTY]
+    lines = [LIST_HEADER]
+    for tp, a in active.items():
+        adding = f" adding: {_ids(a.adding_replicas)}." if a.adding_replicas else ""
+        removing = f" removing: {_ids(a.removing_replicas)}." if a.removing_replicas else ""
+        lines.append(f"{tp}: replicas: {_ids(a.replicas)}.{adding}{removing}")
+    return lines
+
+
+def _state_name(state: ops.PartitionState) -> str:
+    return "complete" if state.complete else "failed" if state.done else "in_progress"
+
+
+def _partition_document(tp: TopicPartition, **fields: Any) -> dict[str, Any]:
+    return {"topic": tp.topic, "partition": tp.partition, **fields}
+
+
+def _cleared_document(cleared: ops.ClearedThrottles | None) -> dict[str, Any] | None:
+    return None if cleared is None else {"brokers": cleared.brokers, "topics": cleared.topics}
+
+
+def execute_document(plan: ops.ExecutePlan) -> dict[str, Any]:
+    return {
+        "current": _reassignment_document(plan.current),
+        "proposed": _reassignment_document(plan.proposed),
+        "throttle": plan.throttle if plan.throttle >= 0 else None,
+        "topic_throttles": plan.topic_throttles,
+        "broker_throttles": {str(b): v for b, v in plan.broker_throttles.items()},
+        "started": [_partition_document(tp) for tp in plan.started],
+    }
+
+
+def verify_document(result: ops.VerifyResult, progress: ops.ReassignmentProgress | None = None) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "partitions": [
+            _partition_document(tp, state=_state_name(s), current=list(s.current), target=list(s.target))
+            for tp, s in result.states.items()
+        ],
+        "ongoing": result.ongoing,
+        "throttles_cleared": _cleared_document(result.cleared),
+    }
+    if progress is not None:
+        document["timed_out"] = progress.timed_out
+        document["elapsed_ms"] = round(progress.elapsed_s * 1000)
+    return document
+
+
+def cancel_document(result: ops.CancelResult) -> dict[str, Any]:
+    return {
+        "cancelled": [_partition_document(tp, replicas=list(r)) for tp, r in sorted(result.cancelled.items())],
+        "throttles_cleared": _cleared_document(result.cleared),
+    }
+
+
+def list_document(active: Mapping[TopicPartition, ReplicaAssignment]) -> dict[str, Any]:
+    return {
+        "reassignments": [
+            _partition_document(
+                tp, replicas=list(a.replicas), adding=list(a.adding_replicas), removing=list(a.removing_replicas)
+            )
+            for tp, a in active.items()
+        ]
+    }
+
+
+# --- --verify --wait: progress ---------------------------------------------------------------------
+
+
+def progress_line(row: ops.PartitionProgress) -> str:
+    """One plain line per partition change, for logs and pipes."""
+    parts = [f"{row.partition}: {_state_name(row.state).replace('_', ' ')}", f"replicas: {_ids(row.state.current)}"]
+    if row.isr is not None:
+        parts.append(f"isr: {_ids(row.isr)}")
+    if row.adding:
+        parts.append(f"adding: {_ids(row.adding)}")
+    if row.removing:
+        parts.append(f"removing: {_ids(row.removing)}")
+    return "; ".join(parts)
+
+
+def progress_table(progress: ops.ReassignmentProgress) -> Group:
+    """The live view on a terminal: a bar of finished partitions and one row per partition."""
+    total = len(progress.partitions)
+    table = Table(box=None, pad_edge=False)
+    for column in ("partition", "state", "replicas", "target", "leader", "isr", "adding", "removing"):
+        table.add_column(column)
+    styles = {"complete": "green", "failed": "red", "in_progress": "yellow"}
+    for row in progress.partitions:
+        name = _state_name(row.state)
+        table.add_row(
+            str(row.partition),
+            Text(name.replace("_", " "), style=styles[name]),
+            _ids(row.state.current),
+            _ids(row.state.target),
+            "-" if row.leader is None else str(row.leader),
+            "-" if row.isr is None else _ids(row.isr),
+            _ids(row.adding),
+            _ids(row.removing),
+        )
+    header = Table.grid(padding=(0, 1))
+    header.add_row(
+        ProgressBar(total=max(total, 1), completed=progress.completed, width=30),
+        Text(f"{progress.completed}/{total} partitions done, {progress.elapsed_s:.0f}s"),
+    )
+    return Group(header, table)
+
+
+def _wait(
+    zk: Any, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, terminal: bool
+) -> ops.ReassignmentProgress:
+    snapshots = ops.watch_reassignment(
+        zk, targets, timeout_s=None if timeout_ms is None else timeout_ms / 1000, interval_s=WAIT_INTERVAL_S
+    )
+    last: ops.ReassignmentProgress | None = None
+    if terminal:
+        with Live(console=Console(file=sys.stdout), auto_refresh=False) as live:
+            for last in snapshots:
+                live.update(progress_table(last), refresh=True)
+    else:
+        shown: dict[TopicPartition, str] = {}
+        for last in snapshots:
+            for row in last.partitions:
+                line = progress_line(row)
+                if shown.get(row.partition) != line:
+                    shown[row.partition] = line
+                    sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+    assert last is not None  # watch_reassignment yields at least once
+    return last
+
+
+def _print(text: bool, lines: list[str], document: Any) -> None:
+    if text:
+        print_lines(lines)
+    else:
+        print_json(document)
+
+
+def _run_action(
+    action: str,
+    zookeeper_connect: str | None,
+    reassignment_json_file: str | None,
+    *,
+    additional: bool,
+    throttle: int | None,
+    log_dir_throttle: int | None,
+    preserve_throttles: bool,
+    wait: bool,
+    timeout: int | None,
+    output: OutputFormat,
+) -> None:
+    """--execute, --verify, --cancel, --list: read the file, call admin, print Kafka's text or JSON."""
+    entries = []
+    if action != "list":
+        entries = files.parse_reassignment_json(_read(reassignment_json_file or "", "reassignment file"))
+    text = output is OutputFormat.text
+    with zookeeper(zookeeper_connect) as zk:
+        if action == "execute":
+            plan = ops.plan_execute(
+                zk,
+                entries,
+                additional=additional,
+                throttle=ops.NO_THROTTLE if throttle is None else throttle,
+                log_dir_throttle=ops.NO_THROTTLE if log_dir_throttle is None else log_dir_throttle,
+            )
+            if text:
+                print_lines(execute_lines_before(plan))
+                sys.stdout.flush()
+            ops.apply_execute(zk, plan)
+            _print(text, execute_lines_after(plan), execute_document(plan))
+        elif action == "verify":
+            progress = None
+            if wait:
+                ops.refuse_log_dirs(entries)  # before waiting, as a plain --verify checks first
+                progress = _wait(zk, ops.targets_of(entries), timeout, terminal=text and sys.stdout.isatty())
+            result = ops.verify_reassignment(zk, entries, preserve_throttles=preserve_throttles)
+            _print(
+                text, [*status_lines(result.states), *cleared_lines(result.cleared)], verify_document(result, progress)
+            )
+            if progress is not None:
+                sys.stdout.flush()
+                if result.failed:
+                    raise fail(WAIT_FAILED.format(_partitions_text(result.failed)))
+                if result.in_progress:
+                    waited = timeout if timeout is not None else round(progress.elapsed_s * 1000)
+                    sys.stderr.write(WAIT_TIMED_OUT.format(waited, _partitions_text(result.in_progress)) + "\n")
+                    raise typer.Exit(EXIT_TIMED_OUT)
+        elif action == "cancel":
+            cancelled = ops.cancel_reassignment(zk, entries, preserve_throttles=preserve_throttles)
+            _print(text, cancel_lines(cancelled), cancel_document(cancelled))
+        else:
+            active = ops.list_reassignments(zk)
+            _print(text, list_lines(active), list_document(active))
+
+
 @kafka_errors(ERROR_PREFIX)
 def reassign_partitions_command(
     ctx: typer.Context,
@@ -262,22 +557,18 @@ def reassign_partitions_command(
         bool,
         typer.Option(
             "--execute",
-            help="Kick off the reassignment as specified by the --reassignment-json-file option. (Not yet available.)",
+            help="Kick off the reassignment as specified by the --reassignment-json-file option.",
         ),
     ] = False,
     verify: Annotated[
         bool,
         typer.Option(
             "--verify",
-            help="Verify if the reassignment completed as specified by the --reassignment-json-file option. (Not yet available.)",
+            help="Verify if the reassignment completed as specified by the --reassignment-json-file option. If there is a throttle engaged for the replicas specified, and the rebalance has completed, the throttle will be removed",
         ),
     ] = False,
-    cancel: Annotated[
-        bool, typer.Option("--cancel", help="Cancel an active reassignment. (Not yet available.)")
-    ] = False,
-    list_: Annotated[
-        bool, typer.Option("--list", help="List all active partition reassignments. (Not yet available.)")
-    ] = False,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel an active reassignment.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List all active partition reassignments.")] = False,
     zookeeper_connect: ZookeeperOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
@@ -308,14 +599,51 @@ def reassign_partitions_command(
     disable_rack_aware: Annotated[
         bool, typer.Option("--disable-rack-aware", help="Disable rack aware replica assignment")
     ] = False,
-    throttle: Annotated[int | None, typer.Option("--throttle", metavar="<throttle>", hidden=True)] = None,
+    throttle: Annotated[
+        int | None,
+        typer.Option(
+            "--throttle",
+            metavar="<Long: throttle>",
+            help="The movement of partitions between brokers will be throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s. (default: -1)",
+        ),
+    ] = None,
     replica_alter_log_dirs_throttle: Annotated[
         int | None,
-        typer.Option("--replica-alter-log-dirs-throttle", metavar="<replicaAlterLogDirsThrottle>", hidden=True),
+        typer.Option(
+            "--replica-alter-log-dirs-throttle",
+            metavar="<Long: replicaAlterLogDirsThrottle>",
+            help="The movement of replicas between log directories on the same broker will be throttled to this value (bytes/sec). (default: -1)",
+        ),
     ] = None,
-    timeout: Annotated[int | None, typer.Option("--timeout", metavar="<timeout>", hidden=True)] = None,
-    additional: Annotated[bool, typer.Option("--additional", hidden=True)] = False,
-    preserve_throttles: Annotated[bool, typer.Option("--preserve-throttles", hidden=True)] = False,
+    timeout: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout",
+            metavar="<Long: timeout>",
+            help="The maximum time in ms to wait for log directory replica assignment to begin (default: 10000); with --verify --wait, the maximum time in ms to wait for the reassignment to finish (default: no limit).",
+        ),
+    ] = None,
+    additional: Annotated[
+        bool,
+        typer.Option(
+            "--additional",
+            help="Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment.",
+        ),
+    ] = False,
+    preserve_throttles: Annotated[
+        bool,
+        typer.Option(
+            "--preserve-throttles",
+            help="Do not modify broker or topic throttles.",
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="With --verify: poll until no listed partition is in progress (a live table on a terminal, a line per change otherwise). Exit 0 when all are complete, 1 when one ended on other replicas than its target, 3 on --timeout.",
+        ),
+    ] = False,
     strategy: Annotated[
         Strategy,
         typer.Option(
@@ -394,7 +722,7 @@ def reassign_partitions_command(
         ),
     ] = OutputFormat.text,
 ) -> None:
-    """Move topic partitions between brokers (Kafka's kafka-reassign-partitions; today --generate)."""
+    """Move topic partitions between brokers (Kafka's kafka-reassign-partitions)."""
     values = {
         "generate": generate,
         "execute": execute,
@@ -413,6 +741,7 @@ def reassign_partitions_command(
         "timeout": timeout,
         "additional": additional,
         "preserve-throttles": preserve_throttles,
+        "wait": wait,
         "strategy": strategy if strategy is not Strategy.balanced else None,
         "seed": seed,
         "current-assignment-json-file": current_assignment_json_file,
@@ -428,10 +757,26 @@ def reassign_partitions_command(
     given = [name for name, value in values.items() if not (value is None or value is False or value == [])]
     action = check_args(given)
     if action != "generate":
-        raise InvalidArgumentError(
-            f"kafkaops reassign-partitions --{action} is not available yet (only --generate is; "
-            "--execute, --verify, --cancel and --list come with the reassignment issue)"
-        )
+        if bootstrap_server is not None:
+            raise refuse_bootstrap_server("reassign-partitions")
+        try:
+            _run_action(
+                action,
+                zookeeper_connect,
+                reassignment_json_file,
+                additional=additional,
+                throttle=throttle,
+                log_dir_throttle=replica_alter_log_dirs_throttle,
+                preserve_throttles=preserve_throttles,
+                wait=wait,
+                timeout=timeout,
+                output=output,
+            )
+        except ops.TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
+            if output is OutputFormat.json:
+                print_json({"error": str(error)})
+            raise fail(str(error)) from None
+        return
     if bootstrap_server is not None:
         raise refuse_bootstrap_server("reassign-partitions", ", or plan offline with --current-assignment-json-file")
     if current_assignment_json_file is not None and zookeeper_connect is not None:

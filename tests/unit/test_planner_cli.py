@@ -172,18 +172,13 @@ def test_kafkas_action_and_option_checks_print_the_usage_and_exit_1(args, messag
 
 
 @pytest.mark.parametrize("action", ["execute", "verify", "cancel"])
-def test_other_actions_are_not_yet_available(action, tmp_path):
+def test_other_actions_read_their_file_before_any_cluster(action, tmp_path):
+    # the actions themselves are tested against ZooKeeper in tests/integration/test_reassign_partitions_cli.py
     result = run(f"--{action}", "--reassignment-json-file", str(tmp_path / "r.json"))
     assert result.exit_code == 1
     assert result.stderr == (
-        f"Error: kafkaops reassign-partitions --{action} is not available yet (only --generate is; "
-        "--execute, --verify, --cancel and --list come with the reassignment issue)\n"
+        f"Error: Cannot read the reassignment file {tmp_path / 'r.json'}: No such file or directory\n"
     )
-
-
-def test_list_is_not_yet_available():
-    result = run("--list")
-    assert result.exit_code == 1 and "--list is not available yet" in result.stderr
 
 
 BAD_INPUT = [
