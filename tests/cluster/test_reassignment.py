@@ -8,6 +8,7 @@ lives on for the session timeout, so the controller accepts it as a target, and 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from kafkaops.admin import topics as admin_topics
@@ -237,6 +238,30 @@ def test_controller_killed_mid_reassignment_the_next_one_completes_it(cluster, z
     assert_consumed_exactly(produced, consume_from(local, b, "failover", 2))
     assert "for partition being reassigned failover-0" in state_change_log(local, status.controller_id)
     assert not log_dir(local, a, "failover", 0).exists()
+
+
+def test_failover_resumes_from_the_topic_znode_and_from_a_znode_written_meanwhile(cluster, zk):
+    local = cluster(brokers=4)
+    first, (a, b, c) = controller_and_others(local)
+    create(zk, "phaseb", {0: [a, b, c]})
+    create(zk, "orphan", {0: [a, b]})
+    wait_for(lambda: len(state(zk, "phaseb", 0).isr) == 3)
+    # as a controller leaves it when it dies in phase B: the topic znode still lists the replica being
+    # removed, the target replicas are all in the ISR
+    current, version = zk.get_topic_assignment_versioned("phaseb")  # type: ignore[misc]
+    moving = dataclasses.replace(current, partitions={0: ReplicaAssignment((a, b, c), (), (c,))})
+    zk.set_topic_assignment("phaseb", moving, version)
+
+    local.stop_broker(first, hard=True)
+    # written while no controller acts: the next one finds it at failover
+    write_reassignment(zk, {TopicPartition("orphan", 0): [b, c]})
+    status = local.wait_until(lambda s: s.controller_id not in (None, first), 20)
+    wait_done(zk, "phaseb", {0: (a, b)})
+    wait_done(zk, "orphan", {0: (b, c)})
+    assert set(state(zk, "phaseb", 0).isr) == {a, b} and set(state(zk, "orphan", 0).isr) == {b, c}
+    wait_for(lambda: not log_dir(local, c, "phaseb", 0).exists())
+    wait_for(lambda: not log_dir(local, a, "orphan", 0).exists())
+    assert status.controller_epoch == 2
 
 
 def test_invalid_entries_are_removed_and_a_malformed_znode_deleted(cluster, zk):
