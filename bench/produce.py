@@ -17,14 +17,17 @@ Measured, in this order:
                 records/s of acknowledged records (first produce() to last delivery report), the p50 and
                 p99 produce latency (each message's `latency()` in its delivery report: from produce()
                 to acknowledgement), and (a)/loopback, (b)/loopback against the goals 30 % and 10 %.
-                The producer runs flat out (linger.ms=5, a 64 MiB queue), so the latencies include the
-                time records wait in the client's queue: they are latencies at saturation.
+                The producer runs flat out (linger.ms=5, a 64 MiB queue), so these latencies include the
+                time records wait in the client's queue: latencies at saturation. Then the same again
+                paced at --paced-fraction (50 %) of the rate just measured, for --paced-duration seconds:
+                the latency of a cluster that keeps up.
 
 Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
 Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
 
 Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 10000000] [--record-bytes 1000]
-                                         [--partitions 3] [--loopback-seconds 2] [--disk-mb 256]
+                                         [--partitions 3] [--paced-fraction 0.5] [--paced-duration 5]
+                                         [--loopback-seconds 2] [--disk-mb 256]
                                          [--state-dir DIR] [--skip-cluster]
 """
 
@@ -165,8 +168,18 @@ class ProduceResult:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def produce(bootstrap: str, topic: str, acks: str, duration_s: float, records: int, record_bytes: int) -> ProduceResult:
-    """Produce until `duration_s` or `records`, whichever first; wait for every delivery report."""
+def produce(
+    bootstrap: str,
+    topic: str,
+    acks: str,
+    duration_s: float,
+    records: int,
+    record_bytes: int,
+    rate: float | None = None,
+) -> ProduceResult:
+    """Produce until `duration_s` or `records`, whichever first; wait for every delivery report.
+
+    Flat out, or at `rate` records/s (sent in slices of 1 ms worth)."""
     from confluent_kafka import Producer
 
     producer = Producer(
@@ -201,6 +214,9 @@ def produce(bootstrap: str, topic: str, acks: str, duration_s: float, records: i
     started = time.perf_counter()
     deadline = started + duration_s
     while sent < records and time.perf_counter() < deadline:
+        if rate is not None and sent >= (time.perf_counter() - started) * rate:
+            producer.poll(0.001)
+            continue
         try:
             producer.produce(topic, value, on_delivery=delivered)
             sent += 1
@@ -259,18 +275,29 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
             result = produce(bootstrap, topic, acks, args.duration, args.records, args.record_bytes)
             ratio = result.mb_s / loopback
             verdict = "meets" if ratio >= GOALS[label] else "misses"
-            errors = f", {result.failed} failed (first: {result.first_error})" if result.failed else ""
             print(
                 f"produce ({label}) {what}: {result.mb_s:7.1f} MB/s, {result.records_s:8.0f} records/s "
                 f"({result.acked} x {args.record_bytes} B in {result.seconds:.1f} s), latency p50 "
                 f"{result.percentile_ms(0.50):6.1f} ms p99 {result.percentile_ms(0.99):6.1f} ms; "
-                f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{errors}",
+                f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{_errors(result)}",
                 flush=True,
             )
+            if args.paced_fraction > 0 and result.acked:
+                rate = result.records_s * args.paced_fraction
+                paced = produce(bootstrap, topic, acks, args.paced_duration, args.records, args.record_bytes, rate)
+                print(
+                    f"            paced at {args.paced_fraction:.0%} ({rate:8.0f} records/s): latency p50 "
+                    f"{paced.percentile_ms(0.50):6.1f} ms p99 {paced.percentile_ms(0.99):6.1f} ms{_errors(paced)}",
+                    flush=True,
+                )
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
         zookeeper.stop()
+
+
+def _errors(result: ProduceResult) -> str:
+    return f", {result.failed} failed (first: {result.first_error})" if result.failed else ""
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -283,6 +310,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000_000, help="at most this many records per scenario")
     parser.add_argument("--record-bytes", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument(
+        "--paced-fraction", type=float, default=0.5, help="then produce at this share of the rate just measured (0: no)"
+    )
+    parser.add_argument("--paced-duration", type=float, default=5.0, help="seconds of the paced run")
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
     parser.add_argument("--disk-mb", type=int, default=256, help="MiB written for the disk baseline")
     parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
