@@ -16,6 +16,7 @@ from kafkaops.cli import (
     reassign_partitions,
     state_change_log_merger,
     topics,
+    zookeeper_security_migration,
 )
 
 app = typer.Typer(
@@ -53,6 +54,7 @@ app.command("leader-election")(leader_election.leader_election_command)
 app.command("console-producer", context_settings={"allow_extra_args": True})(console.console_producer_command)
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
+app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
 app.add_typer(cluster.app, name="cluster")
 
 

@@ -6,13 +6,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
 
 from kafkaops.cluster.errors import InvalidArgumentError
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
+from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient
 
 ZookeeperOption = Annotated[
@@ -45,6 +46,7 @@ ENV_ZOOKEEPER = "KAFKAOPS_ZOOKEEPER"
 ENV_CONFIG = "KAFKAOPS_CONFIG"
 ENV_STATE_DIR = "KAFKAOPS_STATE_DIR"
 ENV_ZK_TIMEOUT_MS = "KAFKAOPS_ZK_TIMEOUT_MS"
+ENV_ZK_DIGEST = "KAFKAOPS_ZK_DIGEST"
 CONFIG_FILE_NAME = "kafkaops.yaml"
 
 
@@ -55,6 +57,20 @@ def state_dir(explicit: Path | None = None) -> Path:
     return Path(os.environ.get(ENV_STATE_DIR) or Path.home() / ".kafkaops")
 
 
+def _tools_config() -> dict[str, Any]:
+    """The tools' YAML config file (`$KAFKAOPS_CONFIG`, else `<state-dir>/kafkaops.yaml`), if any."""
+    config_path = Path(os.environ.get(ENV_CONFIG) or state_dir() / CONFIG_FILE_NAME)
+    if not config_path.exists():
+        return {}
+    try:
+        config = yaml.safe_load(config_path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise InvalidArgumentError(f"Cannot read {config_path}: {error}") from None
+    if not isinstance(config, dict):
+        raise InvalidArgumentError(f"Cannot read {config_path}: not a YAML mapping")
+    return config
+
+
 def resolve_zookeeper(flag: str | None) -> str:
     """The connect string: `--zookeeper`, then `$KAFKAOPS_ZOOKEEPER`, then `zookeeper.connect` of the
     YAML config file (`$KAFKAOPS_CONFIG`, else `<state-dir>/kafkaops.yaml`), then the local ZooKeeper
@@ -63,17 +79,20 @@ def resolve_zookeeper(flag: str | None) -> str:
         return flag
     if os.environ.get(ENV_ZOOKEEPER):
         return os.environ[ENV_ZOOKEEPER]
-    config_path = Path(os.environ.get(ENV_CONFIG) or state_dir() / CONFIG_FILE_NAME)
-    if config_path.exists():
-        try:
-            config = yaml.safe_load(config_path.read_text()) or {}
-        except yaml.YAMLError as error:
-            raise InvalidArgumentError(f"Cannot read {config_path}: {error}") from None
-        if not isinstance(config, dict):
-            raise InvalidArgumentError(f"Cannot read {config_path}: not a YAML mapping")
-        if config.get("zookeeper.connect"):
-            return str(config["zookeeper.connect"])
+    config = _tools_config()
+    if config.get("zookeeper.connect"):
+        return str(config["zookeeper.connect"])
     return LocalZooKeeper.from_state_dir(state_dir()).connect_string
+
+
+def zookeeper_credentials() -> DigestCredentials | None:
+    """The tools' ZooKeeper identity: `$KAFKAOPS_ZK_DIGEST`, then `zookeeper.digest` of the config file
+    (`user:password`). With one, the tools create znodes as the cluster's brokers do with
+    `zookeeper.set.acl` (Kafka's tools secure them whenever a JAAS login is configured)."""
+    if os.environ.get(ENV_ZK_DIGEST):
+        return DigestCredentials.parse(os.environ[ENV_ZK_DIGEST], ENV_ZK_DIGEST)
+    value = _tools_config().get("zookeeper.digest")
+    return DigestCredentials.parse(str(value), "zookeeper.digest") if value else None
 
 
 def connection_timeout_ms() -> int:
@@ -88,5 +107,11 @@ def zookeeper(flag: str | None) -> Iterator[KafkaZkClient]:
     """A Kafka ZooKeeper client on the resolved connect string, closed on exit."""
     from kafkaops.cluster.zk.client import connect
 
-    with connect(resolve_zookeeper(flag), connection_timeout_ms=connection_timeout_ms()) as client:
+    credentials = zookeeper_credentials()
+    with connect(
+        resolve_zookeeper(flag),
+        connection_timeout_ms=connection_timeout_ms(),
+        credentials=credentials,
+        set_acl=credentials is not None,
+    ) as client:
         yield client

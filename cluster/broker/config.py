@@ -30,6 +30,7 @@ from kafkaops.cluster.config_types import (
     one_of,
 )
 from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.values import EndPoint
 
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
@@ -49,6 +50,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("zookeeper.session.timeout.ms", _INT, "18000"),
         _null("zookeeper.connection.timeout.ms", _INT),
         ConfigKey("zookeeper.max.in.flight.requests", _INT, "10", at_least(1)),
+        ConfigKey("zookeeper.set.acl", _BOOL, "false"),
+        # Ours: the digest identity Kafka takes from a JAAS DigestLoginModule (cluster/zk/acls.py)
+        _null("zookeeper.digest.username", _STRING),
+        _null("zookeeper.digest.password", _STRING),
         ConfigKey("broker.id.generation.enable", _BOOL, "true"),
         ConfigKey("reserved.broker.max.id", _INT, "1000", at_least(0)),
         ConfigKey("broker.id", _INT, "-1"),
@@ -141,6 +146,9 @@ class BrokerConfig:
     zookeeper_session_timeout_ms: int
     zookeeper_connection_timeout_ms: int | None
     zookeeper_max_in_flight_requests: int
+    zookeeper_set_acl: bool
+    zookeeper_digest_username: str | None
+    zookeeper_digest_password: str | None
     broker_id_generation_enable: bool
     reserved_broker_max_id: int
     broker_id: int
@@ -234,6 +242,12 @@ class BrokerConfig:
         return self.inter_broker_listener_name or "PLAINTEXT"
 
     @property
+    def zookeeper_credentials(self) -> DigestCredentials | None:
+        if self.zookeeper_digest_username is None or self.zookeeper_digest_password is None:
+            return None
+        return DigestCredentials(self.zookeeper_digest_username, self.zookeeper_digest_password)
+
+    @property
     def effective_zookeeper_connection_timeout_ms(self) -> int:
         return (
             self.zookeeper_connection_timeout_ms
@@ -316,6 +330,14 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     if parsed["zookeeper.connect"] is None:
         raise InvalidConfigurationError(
             "Missing required configuration `zookeeper.connect` which has no default value."
+        )
+    digest = (parsed["zookeeper.digest.username"], parsed["zookeeper.digest.password"])
+    if (digest[0] is None) != (digest[1] is None):
+        raise InvalidConfigurationError("zookeeper.digest.username and zookeeper.digest.password go together")
+    if parsed["zookeeper.set.acl"] and digest[0] is None:
+        raise InvalidConfigurationError(
+            "zookeeper.set.acl is true but the broker has no ZooKeeper credentials "
+            "(zookeeper.digest.username and zookeeper.digest.password)"
         )
     protocol_map = _security_protocol_map(parsed["listener.security.protocol.map"])
     parsed["listener.security.protocol.map"] = protocol_map

@@ -114,6 +114,8 @@ class KafkaServer:
             self.config.zookeeper_connect,
             session_timeout_ms=self.config.zookeeper_session_timeout_ms,
             connection_timeout_ms=self.config.effective_zookeeper_connection_timeout_ms,
+            credentials=self.config.zookeeper_credentials,
+            set_acl=self.config.zookeeper_set_acl,
         )
         self.zk.ensure_paths(znodes.PERSISTENT_PATHS)
         self.cluster_id = self.zk.get_or_create_cluster_id(new_kafka_uuid())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -29,9 +29,11 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import ZnodeStat
+from kazoo.security import ACL
 
 from kafkaops.cluster import errors
 from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderIsrAndControllerEpoch,
@@ -113,22 +115,29 @@ class ZkClient:
         connect: str,
         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
         connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS,
-        auth_data: Sequence[tuple[str, str]] | None = None,
-        default_acl: Any = None,
+        credentials: DigestCredentials | None = None,
+        set_acl: bool = False,
     ) -> None:
+        """`credentials` authenticate the session (digest); with `set_acl` every znode this client
+        creates is writable by that identity only (acls.py). Raises InvalidArgumentError for `set_acl`
+        without credentials."""
         self.connect_string = parse_connect_string(connect)
         self._connection_timeout_s = connection_timeout_ms / 1000
         self._session_timeout_s = session_timeout_ms / 1000
-        self._auth_data = list(auth_data or [])
-        self._default_acl = default_acl
+        self.credentials = credentials
+        self.set_acl = set_acl
+        acls_for("/", credentials, set_acl)  # refuse set_acl without credentials before connecting
         self._zk = self._start(str(self.connect_string))
+
+    def acl(self, path: str) -> list[ACL]:
+        """The ACL a znode created at `path` gets."""
+        return acls_for(path, self.credentials, self.set_acl)
 
     def _start(self, hosts: str) -> KazooClient:
         zk = KazooClient(
             hosts=hosts,
             timeout=self._session_timeout_s,
-            auth_data=self._auth_data or None,
-            default_acl=self._default_acl,
+            auth_data=[self.credentials.auth_data] if self.credentials else None,
             logger=_QUIET_LOGGER,
         )
         try:
@@ -146,7 +155,7 @@ class ZkClient:
             zk.close()
             root = self._start(self.connect_string.hosts)
             try:
-                root.ensure_path(self.connect_string.chroot)
+                _ensure_path(root, self.connect_string.chroot, self.acl)
             finally:
                 root.stop()
                 root.close()
@@ -213,10 +222,10 @@ class ZkClient:
     def ensure_paths(self, paths: Iterable[str]) -> None:
         """Create persistent container znodes (null data) and their parents if missing."""
         for path in paths:
-            self._zk.ensure_path(path)
+            _ensure_path(self._zk, path, self.acl)
 
     def create(self, path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> str:
-        return str(self._zk.create(path, data, ephemeral=mode.ephemeral, sequence=mode.sequential))
+        return str(self._zk.create(path, data, acl=self.acl(path), ephemeral=mode.ephemeral, sequence=mode.sequential))
 
     def multi(self, ops: Sequence[Op]) -> list[Any]:
         """Run `ops` atomically; raise the kazoo error of the first operation that failed.
@@ -225,7 +234,7 @@ class ZkClient:
         """
         transaction = self._zk.transaction()
         for op in ops:
-            _add_to_transaction(transaction, op)
+            _add_to_transaction(transaction, op, self.acl)
         results = transaction.commit()
         failure = _first_failure(results)
         if failure is not None:
@@ -237,9 +246,21 @@ class ZkClient:
 warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
 
 
-def _add_to_transaction(transaction: Any, op: Op) -> None:
+def _ensure_path(zk: KazooClient, path: str, acl: Callable[[str], list[ACL]]) -> None:
+    """kazoo's `ensure_path`, but each missing ancestor gets its own path's ACL (sensitive roots differ)."""
+    if zk.exists(path) is not None:
+        return
+    prefix = ""
+    for part in path.strip("/").split("/"):
+        prefix = f"{prefix}/{part}"
+        with suppress(NodeExistsError):
+            if zk.exists(prefix) is None:
+                zk.create(prefix, b"", acl=acl(prefix))
+
+
+def _add_to_transaction(transaction: Any, op: Op, acl: Callable[[str], list[ACL]]) -> None:
     if op.kind == "create":
-        transaction.create(op.path, op.data, ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
+        transaction.create(op.path, op.data, acl=acl(op.path), ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
     elif op.kind == "set":
         transaction.set_data(op.path, op.data, version=op.version)
     elif op.kind == "delete":
@@ -487,7 +508,7 @@ class KafkaZkClient(ZkClient):
         for ops in batches:
             transaction = self._zk.transaction()
             for op in (check, *ops):
-                _add_to_transaction(transaction, op)
+                _add_to_transaction(transaction, op, self.acl)
             pending.append(transaction.commit_async())
         outcomes: list[Any] = []
         moved = False
@@ -645,10 +666,16 @@ def connect(
     connect_string: str,
     connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS,
     session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+    credentials: DigestCredentials | None = None,
+    set_acl: bool = False,
 ) -> Iterator[KafkaZkClient]:
     """A KafkaZkClient for the duration of a `with` block."""
     client = KafkaZkClient(
-        connect_string, session_timeout_ms=session_timeout_ms, connection_timeout_ms=connection_timeout_ms
+        connect_string,
+        session_timeout_ms=session_timeout_ms,
+        connection_timeout_ms=connection_timeout_ms,
+        credentials=credentials,
+        set_acl=set_acl,
     )
     try:
         yield client
