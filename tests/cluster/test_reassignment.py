@@ -318,7 +318,7 @@ def test_topic_deletion_waits_for_the_reassignment(cluster, zk):
     local.start_broker(c)
     wait_for(lambda: not zk.exists(znodes.ReassignPartitionsZNode.path()), timeout_s=30)
     wait_for(lambda: not zk.exists(znodes.TopicZNode.path("held")), timeout_s=30)
-    assert not zk.exists(znodes.DeleteTopicsTopicZNode.path("held"))
+    wait_for(lambda: not zk.exists(znodes.DeleteTopicsTopicZNode.path("held")))  # removed last
     text = server_log(local, controller)
     assert "Skipping reassignment of held-1 since the topic is currently being deleted" in text
     # the deletion began only once the partition had moved
