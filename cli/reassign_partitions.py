@@ -456,13 +456,17 @@ def progress_table(progress: ops.ReassignmentProgress) -> Group:
 
 
 def _wait(
-    zk: Any, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, terminal: bool
+    zk: Any, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, output: OutputFormat
 ) -> ops.ReassignmentProgress:
+    """Poll until done or timed out, showing progress: a live table on a terminal, a line per change when
+    stdout is a pipe or a file, nothing with --output json (stdout is one JSON document)."""
     snapshots = ops.watch_reassignment(
         zk, targets, timeout_s=None if timeout_ms is None else timeout_ms / 1000, interval_s=WAIT_INTERVAL_S
     )
     last: ops.ReassignmentProgress | None = None
-    if terminal:
+    if output is OutputFormat.json:
+        *_, last = snapshots
+    elif sys.stdout.isatty():
         with Live(console=Console(file=sys.stdout), auto_refresh=False) as live:
             for last in snapshots:
                 live.update(progress_table(last), refresh=True)
@@ -522,7 +526,7 @@ def _run_action(
             progress = None
             if wait:
                 ops.refuse_log_dirs(entries)  # before waiting, as a plain --verify checks first
-                progress = _wait(zk, ops.targets_of(entries), timeout, terminal=text and sys.stdout.isatty())
+                progress = _wait(zk, ops.targets_of(entries), timeout, output)
             result = ops.verify_reassignment(zk, entries, preserve_throttles=preserve_throttles)
             _print(
                 text, [*status_lines(result.states), *cleared_lines(result.cleared)], verify_document(result, progress)
@@ -774,7 +778,7 @@ def reassign_partitions_command(
             )
         except ops.TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
             if output is OutputFormat.json:
-                print_json({"error": str(error)})
+                sys.stdout.write(json.dumps({"error": str(error)}) + "\n")
             raise fail(str(error)) from None
         return
     if bootstrap_server is not None:
