@@ -179,6 +179,19 @@ class FetchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RawFetchResult:
+    """One partition's Fetch answer with its RECORDS bytes as they came (whole batches from the one that
+    contains the fetch offset, perhaps a truncated batch at the end), for tools that compare batches
+    instead of reading records (replica verification)."""
+
+    topic: str
+    partition: int
+    records: bytes
+    high_watermark: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True, slots=True)
 class OffsetAndTimestamp:
     offset: int
     timestamp: int
@@ -870,6 +883,50 @@ class KafkaClient:
         if isinstance(result, BrokerError):
             raise result
         return result
+
+    def fetch_raw_from_broker(
+        self,
+        broker_id: int,
+        offsets: Mapping[TopicPartition, int],
+        partition_max_bytes: int = DEFAULT_PARTITION_MAX_BYTES,
+        max_wait_ms: int = 0,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        min_bytes: int = 1,
+        replica_id: int = DEBUGGING_REPLICA_ID,
+    ) -> dict[TopicPartition, RawFetchResult | BrokerError]:
+        """One Fetch for all of `offsets`, sent to `broker_id` itself (by default as Kafka's debugging
+        consumer, -2, which any replica answers up to its own high watermark), the batches left undecoded.
+
+        Each partition gets its result or its error (not raised). No retries: NetworkExceptionError or
+        RequestTimedOutError is raised when the broker cannot be reached or does not answer in time."""
+        body = self._fetch_body(
+            offsets, max_wait_ms, max_bytes, partition_max_bytes, replica_id, READ_UNCOMMITTED, min_bytes
+        )
+        try:
+            connection = self._broker_connection(broker_id)
+        except _NotSent as unsent:
+            raise unsent.error from None
+        response = connection.request(
+            ApiKey.FETCH, connection.version(ApiKey.FETCH), body, self._timeout_s(max_wait_ms)
+        )
+        if response.get("error_code"):
+            return dict.fromkeys(offsets, from_code(response["error_code"]))
+        results: dict[TopicPartition, RawFetchResult | BrokerError] = {}
+        for topic in response["responses"]:
+            for p in topic["partitions"]:
+                tp = TopicPartition(topic["topic"], p["partition_index"])
+                if tp not in offsets:
+                    continue
+                if p["error_code"]:
+                    results[tp] = from_code(p["error_code"])
+                    continue
+                results[tp] = RawFetchResult(
+                    tp.topic, tp.partition, bytes(p["records"] or b""), p["high_watermark"], p["log_start_offset"]
+                )
+        for tp in offsets:
+            results.setdefault(tp, NetworkExceptionError(f"The Fetch answer did not mention {tp}"))
+        return results
 
     def fetch_many(
         self,

@@ -14,6 +14,7 @@ from kafkaops.cli import (
     leader_election,
     preferred_replica_election,
     reassign_partitions,
+    replica_verification,
     state_change_log_merger,
     topics,
     zookeeper_security_migration,
@@ -54,6 +55,7 @@ app.command("leader-election")(leader_election.leader_election_command)
 app.command("console-producer", context_settings={"allow_extra_args": True})(console.console_producer_command)
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
+app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
 app.add_typer(cluster.app, name="cluster")
 
