@@ -2,7 +2,8 @@
 
 Every broker runs one. All of them compete for `/controller`; the winner bumps `/controller_epoch`
 in the same multi, loads the cluster from ZooKeeper and then turns intents into decisions: topics
-come online, leaders move off dead brokers, deleted topics disappear, preferred leaders return.
+come online, leaders move off dead brokers, deleted topics disappear, preferred leaders return,
+partitions move to the replicas `/admin/reassign_partitions` asks for (decisions in `reassignment.py`).
 
 Threading: the state (`ControllerContext`) is owned by the event thread. kazoo watch callbacks,
 timers, send-thread response callbacks and the broker's request handlers only `put` events. Every
@@ -430,8 +431,8 @@ class KafkaController:
         if self.settings.delete_topic_enable:
             ctx.queue_topic_deletion(t for t in deleting if t in ctx.all_topics)
             offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
-            reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
-            ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in offline | reassigning)
+            halted = offline | {tp.topic for tp in ctx.partitions_being_reassigned}
+            ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in halted)
 
     def _read_brokers_and_epochs(self) -> list[tuple[Any, int]]:
         ids = self.zk.get_sorted_broker_ids()
@@ -821,13 +822,18 @@ class KafkaController:
                 current = self._read_partition_states(list(remaining), fresh=True)
             first = False
             writes = []
+            # Kafka removes one replica at a time (a write each) and logs each step's state; one write
+            # here, with the same final state, and each step logged as Kafka would have
+            steps: dict[TopicPartition, list[tuple[int, LeaderAndIsr]]] = {}
             for tp, removed in remaining.items():
                 state = current.get(tp)
                 if state is None:
                     continue
                 new = state.leader_and_isr
+                steps[tp] = []
                 for replica_id in removed:
                     new = elections.remove_replica_from_isr(new, replica_id) or new
+                    steps[tp].append((replica_id, new))
                 if new != state.leader_and_isr:
                     writes.append((tp, new, state.leader_and_isr.zk_version))
             outcomes = self.zk.fenced_multi_many(
@@ -852,8 +858,10 @@ class KafkaController:
                     continue
                 state = LeaderIsrAndControllerEpoch(new.with_zk_version(outcome[0].version), ctx.epoch)
                 ctx.put_partition_leadership_info(tp, state)
-                for replica_id in remaining[tp]:
-                    self._write(self.scl.replica_removed_from_isr(tp, state, replica_id))
+                for replica_id, step in steps[tp]:
+                    self._write(
+                        self.scl.replica_removed_from_isr(tp, LeaderIsrAndControllerEpoch(step, ctx.epoch), replica_id)
+                    )
                 if not ctx.is_topic_queued_up_for_deletion(tp.topic):
                     others = [r for r in ctx.partition_replica_assignment(tp) if r not in remaining[tp]]
                     batch.add_leader_and_isr(others, tp, state, ctx.partition_full_replica_assignment(tp))
@@ -1048,8 +1056,8 @@ class KafkaController:
             return
         ctx.queue_topic_deletion(to_delete)
         offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
-        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}  # "topic reassignment in progress"
-        ctx.mark_topics_ineligible_for_deletion(t for t in to_delete if t in offline | reassigning)
+        halted = offline | {tp.topic for tp in ctx.partitions_being_reassigned}  # "topic reassignment in progress"
+        ctx.mark_topics_ineligible_for_deletion(t for t in to_delete if t in halted)
         self._try_topic_deletion()
 
     def _try_topic_deletion(self) -> None:
