@@ -3,8 +3,7 @@
 Operators keep the files `kafka-reassign-partitions.sh` reads and writes, and scripts grep its error
 texts, so this module reads and writes them exactly as Kafka 2.8 does: the same key orders, the same
 sort, the same messages (Kafka's `kafka.utils.json` decoder texts for a file of the wrong shape).
-It is general on purpose: `--generate` uses it today; `--execute`, `--verify` and `--cancel` (the
-reassignment issue) build on the same parsers and checks.
+`--generate` uses it, and so do `--execute`, `--verify` and `--cancel` (`admin.reassignment_ops`).
 
 Pure — text in, plain values out, typed errors, no files — except `read_cluster`, the one thin read
 of ZooKeeper that `--generate` needs.

@@ -15,9 +15,9 @@ import typer
 
 from kafkaops.admin import elections
 from kafkaops.cli.common import ZookeeperOption, zookeeper
-from kafkaops.cli.output import kafka_errors, print_lines
-from kafkaops.cli.preferred_replica_election import EXACTLY_ONE_CONNECTION, read_file
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UsageError
+from kafkaops.cli.output import OutputFormat, kafka_errors
+from kafkaops.cli.preferred_replica_election import EXACTLY_ONE_CONNECTION, OutputOption, print_result, read_file
+from kafkaops.cluster.errors import InvalidArgumentError, UsageError
 from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (
@@ -133,6 +133,7 @@ def leader_election_command(
             help="How long in ms to wait for the election results (beyond Kafka, which always waits 30 s).",
         ),
     ] = int(elections.DEFAULT_TIMEOUT_S * 1000),
+    output: OutputOption = OutputFormat.text,
 ) -> None:
     """Elect new leaders: the preferred replicas, or unclean replicas (Kafka's kafka-leader-election)."""
     if not any(
@@ -162,6 +163,4 @@ def leader_election_command(
             raise InvalidArgumentError(elections.UNCLEAN_NEEDS_BOOTSTRAP)
         with zookeeper(zookeeper_connect) as zk:
             result = elections.elect_preferred_via_zookeeper(zk, requested, timeout_s=timeout / 1000)
-    print_lines(result_lines(result))
-    if result.failed:
-        raise AdminOperationError(FAILED.format(len(result.failed)))
+    print_result(result, output, result_lines(result), FAILED)

@@ -14,8 +14,10 @@ import typer
 
 from kafkaops.admin import elections
 from kafkaops.cli.common import ZookeeperOption, zookeeper
-from kafkaops.cli.output import kafka_errors, print_lines
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UsageError
+from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
+from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.protocol.errors import BrokerError
+from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (
     "This tool helps to causes leadership for each partition to be transferred back to the 'preferred replica', "
@@ -63,6 +65,41 @@ def result_lines(result: elections.ElectionResult) -> list[str]:
     return lines
 
 
+def _partitions_document(partitions: elections.PartitionSet | tuple[TopicPartition, ...]) -> list[dict[str, object]]:
+    items = partitions.items if isinstance(partitions, elections.PartitionSet) else partitions
+    return [{"topic": tp.topic, "partition": tp.partition} for tp in items]
+
+
+def _error_document(error: BrokerError | None) -> dict[str, object] | None:
+    if error is None:
+        return None
+    return {"code": error.code, "name": error.name, "message": error.message or None}
+
+
+def result_document(result: elections.ElectionResult) -> dict[str, object]:
+    """An election's answer per partition, for scripts (`--output json`)."""
+    return {
+        "election_type": str(result.election_type),
+        "partitions": [
+            {"topic": tp.topic, "partition": tp.partition, "error": _error_document(error)}
+            for tp, error in sorted(result.results.items())
+        ],
+    }
+
+
+def print_result(result: elections.ElectionResult, output: OutputFormat, lines: list[str], failed: str) -> None:
+    """Kafka's lines (or one JSON document); failed partitions make the command fail with `failed`."""
+    if output is OutputFormat.json:
+        print_json(result_document(result))
+    else:
+        print_lines(lines)
+    if result.failed:
+        raise fail(failed.format(len(result.failed)))
+
+
+OutputOption = Annotated[OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")]
+
+
 @kafka_errors()
 def preferred_replica_election_command(
     ctx: typer.Context,
@@ -91,6 +128,7 @@ def preferred_replica_election_command(
             help="Admin client config properties file to pass to the admin client when --bootstrap-server is given.",
         ),
     ] = None,
+    output: OutputOption = OutputFormat.text,
 ) -> None:
     """Move leadership back to each partition's preferred replica (Kafka's kafka-preferred-replica-election)."""
     if not any((path_to_json_file, zookeeper_connect, bootstrap_server, admin_config)):
@@ -109,10 +147,11 @@ def preferred_replica_election_command(
             requested,
             admin_config=None if admin_config is None else str(admin_config),
         )
-        print_lines(result_lines(result))
-        if result.failed:
-            raise AdminOperationError(FAILED.format(len(result.failed)))
+        print_result(result, output, result_lines(result), FAILED)
         return
     with zookeeper(zookeeper_connect) as zk:
         started = elections.start_preferred_replica_election(zk, requested)
-    print_lines(started_lines(started))
+    if output is OutputFormat.json:
+        print_json({"created": _partitions_document(started.valid), "skipped": _partitions_document(started.skipped)})
+    else:
+        print_lines(started_lines(started))

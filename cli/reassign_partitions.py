@@ -722,7 +722,8 @@ def reassign_partitions_command(
     output: Annotated[
         OutputFormat,
         typer.Option(
-            "--output", help="text: Kafka's output (the report on stderr); json: one JSON document with the report."
+            "--output",
+            help="text: Kafka's output (--generate: the plan report on stderr); json: one JSON document (--generate, --execute, --verify, --cancel, --list).",
         ),
     ] = OutputFormat.text,
 ) -> None:

@@ -316,3 +316,39 @@ def test_leader_election_file_errors(cluster, run_cli, jfile, zk_tree):
     none = run_cli("leader-election")
     assert none.exit_code == 1 and none.stderr.startswith("This tool attempts to elect a new leader")
     assert zk_tree() == before
+
+
+def test_json_output(cluster, run_cli, jfile):
+    result = run_cli(
+        "leader-election", "--election-type", "preferred", "--path-to-json-file", jfile(("foo", 1), ("nope", 0)),
+        "--output", "json",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "election_type": "PREFERRED",
+        "partitions": [
+            {
+                "topic": "foo",
+                "partition": 1,
+                "error": {
+                    "code": 84,
+                    "name": "ELECTION_NOT_NEEDED",
+                    "message": "Leader election not needed for topic partition.",
+                },
+            },
+            {
+                "topic": "nope",
+                "partition": 0,
+                "error": {"code": 3, "name": "UNKNOWN_TOPIC_OR_PARTITION", "message": "The partition does not exist."},
+            },
+        ],
+    }
+    assert result.stderr == "1 replica(s) could not be elected\n"
+    started = run_cli(
+        "preferred-replica-election", "--path-to-json-file", jfile(("foo", 0), ("nope", 0)), "--output", "json"
+    )
+    assert started.exit_code == 0, started.stderr
+    assert json.loads(started.stdout) == {
+        "created": [{"topic": "foo", "partition": 0}],
+        "skipped": [{"topic": "nope", "partition": 0}],
+    }
