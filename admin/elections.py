@@ -347,9 +347,10 @@ def elect_preferred_via_zookeeper(
 ) -> ElectionResult:
     """A preferred election with ElectLeaders' answers, through `/admin/preferred_replica_election`.
 
-    `requested` None means every partition that has a leader record (Kafka's broker elects over its
-    metadata cache). Partitions needing no election, unknown ones and those of topics being deleted
-    are answered without writing; the others are written to the intent znode (after waiting for an
+    `requested` None means every partition that has a leader record, topics being deleted left out
+    (Kafka's broker elects over its metadata cache, which drops a topic once its deletion starts).
+    Partitions needing no election, unknown ones and those of topics being deleted are answered
+    without writing; the others are written to the intent znode (after waiting for an
     earlier election's znode to go), then watched until each is led by its preferred replica or the
     controller has deleted the znode; a partition whose leader did not move then failed
     (PREFERRED_LEADER_NOT_AVAILABLE, the controller's text).
@@ -357,8 +358,9 @@ def elect_preferred_via_zookeeper(
     Raises AdminOperationError(`Timeout waiting for election results`) after `timeout_s`.
     """
     deadline = clock() + timeout_s
+    deleting = zk.get_topics_marked_for_deletion()
     if requested is None:
-        assignments = _assignments(zk, zk.get_all_topics())
+        assignments = _assignments(zk, set(zk.get_all_topics()) - deleting)
         states = zk.get_partition_states(sorted(assignments))
         targets = [tp for tp in sorted(assignments) if states[tp] is not None]
     else:
@@ -367,7 +369,7 @@ def elect_preferred_via_zookeeper(
         states = zk.get_partition_states([tp for tp in targets if tp in assignments])
     leaders = {tp: s.leader_and_isr.leader for tp, s in states.items() if s is not None}
     results: dict[TopicPartition, BrokerError | None] = {}
-    decided, electable = classify_preferred(targets, assignments, leaders, zk.get_topics_marked_for_deletion())
+    decided, electable = classify_preferred(targets, assignments, leaders, deleting)
     results.update(decided)
     if electable:
         path = znodes.PreferredReplicaElectionZNode.path()
