@@ -42,6 +42,7 @@ from kafkaops.admin.kafka_text import (
     scala_set_order,
     topic_partition_hash,
 )
+from kafkaops.admin.reassignment_ops import legal_topics
 from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
 from kafkaops.cluster.protocol.errors import (
     BrokerError,
@@ -294,7 +295,7 @@ def start_preferred_replica_election(zk: KafkaZkClient, requested: PartitionSet 
     if requested is None:
         valid, skipped = all_partitions(zk), PartitionSet((), False)
     else:
-        assignments = zk.get_topic_assignments({tp.topic for tp in requested.items})
+        assignments = zk.get_topic_assignments(legal_topics(tp.topic for tp in requested.items))
         valid, skipped = requested.partition(
             lambda tp: tp.topic in assignments and tp.partition in assignments[tp.topic].partitions
         )
@@ -401,7 +402,7 @@ def elect_preferred_via_zookeeper(
 def _assignments(zk: KafkaZkClient, topics: Collection[str]) -> dict[TopicPartition, ReplicaAssignment]:
     return {
         TopicPartition(topic, p): a
-        for topic, found in zk.get_topic_assignments(sorted(set(topics))).items()
+        for topic, found in zk.get_topic_assignments(legal_topics(topics)).items()
         for p, a in found.partitions.items()
     }
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from kazoo.exceptions import BadVersionError as ZkBadVersionError
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -36,7 +36,8 @@ from kafkaops.admin import configs as admin_configs
 from kafkaops.admin.config_def import validate_broker_config, validate_topic_config
 from kafkaops.admin.kafka_text import int_hash, scala_list_text, scala_set_order, topic_partition_hash
 from kafkaops.admin.reassignment import ReassignmentEntry, check_reassignment_entries
-from kafkaops.cluster.errors import AdminOperationError, BadVersionError, UserError
+from kafkaops.admin.topics import validate_topic_name
+from kafkaops.cluster.errors import AdminOperationError, BadVersionError, InvalidTopicError, UserError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.jvm_order import java_string_hash
@@ -230,11 +231,24 @@ def read_pending(zk: KafkaZkClient) -> PendingReassignments:
     return PendingReassignments(znodes.ReassignPartitionsZNode.decode(entry[0]), entry[1].version)
 
 
-def read_assignments(zk: KafkaZkClient, topics: Collection[str]) -> dict[TopicPartition, ReplicaAssignment]:
+def legal_topics(topics: Iterable[str]) -> list[str]:
+    """The names that can be topics, sorted: a file may name anything, and a name such as `` or `a/b` is
+    not a znode of its own (`/brokers/topics/` is the topics' parent), just a topic that does not exist."""
+    legal = set()
+    for topic in topics:
+        try:
+            validate_topic_name(topic)
+        except InvalidTopicError:
+            continue
+        legal.add(topic)
+    return sorted(legal)
+
+
+def read_assignments(zk: KafkaZkClient, topics: Iterable[str]) -> dict[TopicPartition, ReplicaAssignment]:
     """Every partition of the topics that exist (pipelined reads)."""
     return {
         TopicPartition(topic, p): a
-        for topic, found in zk.get_topic_assignments(sorted(set(topics))).items()
+        for topic, found in zk.get_topic_assignments(legal_topics(topics)).items()
         for p, a in found.partitions.items()
     }
 
@@ -461,8 +475,8 @@ def clear_throttles(zk: KafkaZkClient, entries: Sequence[ReassignmentEntry]) -> 
             admin_configs.alter_config(
                 zk, admin_configs.ConfigEntity(znodes.ConfigType.BROKER, str(broker)), {}, present
             )
-    topic_configs = zk.get_entity_configs(znodes.ConfigType.TOPIC, topics)
-    for topic in topics:
+    topic_configs = zk.get_entity_configs(znodes.ConfigType.TOPIC, legal_topics(topics))
+    for topic in topic_configs:
         present = [k for k in TOPIC_THROTTLES if k in topic_configs[topic]]
         if present and zk.topic_exists(topic):
             admin_configs.alter_config(zk, admin_configs.ConfigEntity(znodes.ConfigType.TOPIC, topic), {}, present)

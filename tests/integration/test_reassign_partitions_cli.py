@@ -300,6 +300,11 @@ def test_execute_bad_input_texts_and_nothing_written(cluster, run_cli, rfile, zk
             rfile(("foo", 0, [1, 2]), ("foo", 5, [1]), ("nope", 0, [1])),
             "Error: The proposed assignment contains non-existent partitions: List(foo-5, nope-0)",
         ),
+        # a name that cannot be a topic is just a partition that does not exist (`/brokers/topics/` is no topic)
+        (
+            rfile(("", 0, [1]), ("a/b", 0, [1])),
+            "Error: The proposed assignment contains non-existent partitions: List(-0, a/b-0)",
+        ),
         (
             rfile(("foo", 0, [1, 9]), ("foo", 1, [7, 2, 9])),
             "Error: The proposed assignment contains non-existent brokerIDs: 9,7",
