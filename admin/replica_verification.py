@@ -542,18 +542,21 @@ class MaxLagReport:
 
 @dataclass(frozen=True, slots=True)
 class FetchFailed:
-    """A broker's fetch (or one partition of it) failed: its replicas hold the verification back until it
-    answers again. Reported once per outage (beyond Kafka, whose fetchers stay silent)."""
+    """Fetching from a broker failed, for all of it (`partitions` empty) or for some partitions with one
+    error: those replicas hold the verification back until they answer again. Reported once per outage
+    (beyond Kafka, whose fetchers stay silent)."""
 
     broker_id: int
-    topic_partition: TopicPartition | None
+    partitions: tuple[TopicPartition, ...]
     error: KafkaOpsError
 
 
 @dataclass(frozen=True, slots=True)
 class FetchRecovered:
+    """Fetching from a broker (`partitions` empty) or some of its partitions works again."""
+
     broker_id: int
-    topic_partition: TopicPartition | None
+    partitions: tuple[TopicPartition, ...]
 
 
 EventBody = Started | ChecksumMismatch | OffsetMismatch | MaxLagReport | FetchFailed | FetchRecovered | OnceSummary
@@ -751,18 +754,29 @@ def with_context(error: KafkaOpsError, context: str) -> KafkaOpsError:
 
 
 class _Outages:
-    """Which fetches are failing, so each outage is reported once and its end once."""
+    """Which fetches are failing, so that each outage is reported once, and its end once: per broker, the
+    partitions that failed with the same error in one note."""
 
     def __init__(self) -> None:
         self.failing: set[tuple[int, TopicPartition | None]] = set()
 
     def update(self, answers: FetchRound) -> list[FetchFailed | FetchRecovered]:
         events: list[FetchFailed | FetchRecovered] = []
-        for key, error in answers.failures.items():
-            if key not in self.failing:
-                events.append(FetchFailed(key[0], key[1], error))
-        for key in sorted(self.failing - answers.failures.keys(), key=lambda k: (k[0], k[1] or ("", -1))):
-            events.append(FetchRecovered(*key))
+        ended = self.failing - answers.failures.keys()
+        for broker_id in sorted({b for b, _ in ended}):
+            if (broker_id, None) in ended:
+                events.append(FetchRecovered(broker_id, ()))
+            partitions = tuple(sorted(tp for b, tp in ended if b == broker_id and tp is not None))
+            if partitions:
+                events.append(FetchRecovered(broker_id, partitions))
+        started: dict[tuple[int, str], tuple[KafkaOpsError, list[TopicPartition]]] = {}
+        for (broker_id, tp), error in answers.failures.items():
+            if (broker_id, tp) not in self.failing:
+                group = started.setdefault((broker_id, str(error)), (error, []))
+                if tp is not None:
+                    group[1].append(tp)
+        for (broker_id, _), (error, partitions) in sorted(started.items(), key=lambda item: item[0]):
+            events.append(FetchFailed(broker_id, tuple(sorted(partitions)), error))
         self.failing = set(answers.failures)
         return events
 

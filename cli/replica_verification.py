@@ -70,17 +70,16 @@ def max_lag_line(time_ms: int, report: rv.MaxLagReport) -> str:
 
 
 def fetch_note(time_ms: int, note: rv.FetchFailed | rv.FetchRecovered) -> str:
-    """Ours (stderr): Kafka's fetchers fail silently."""
-    what = (
-        f"broker {note.broker_id}"
-        if note.topic_partition is None
-        else f"{note.topic_partition} on broker {note.broker_id}"
-    )
+    """Ours (stderr): Kafka's fetchers fail silently. At most five partitions are named."""
+    names = ", ".join(str(tp) for tp in note.partitions[:5])
+    if len(note.partitions) > 5:
+        names += f" and {len(note.partitions) - 5} more"
+    what = f"{names} from broker {note.broker_id}" if names else f"from broker {note.broker_id}"
     if isinstance(note, rv.FetchRecovered):
-        return f"{timestamp_text(time_ms)}: fetching from {what} works again"
+        return f"{timestamp_text(time_ms)}: fetching {what} works again"
     return (
-        f"{timestamp_text(time_ms)}: fetching from {what} failed ({note.error}); its replicas are not verified "
-        "until it answers"
+        f"{timestamp_text(time_ms)}: fetching {what} failed ({note.error}); these replicas are not verified until "
+        "they answer"
     )
 
 

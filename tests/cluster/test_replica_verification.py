@@ -1,6 +1,6 @@
 """`kafkaops replica-verification` against three real brokers: replicas in sync pass `--once`, a follower
 whose log was rewritten on disk (valid CRC, different bytes) is caught, the continuous mode prints Kafka's
-lines until it is terminated."""
+lines through a broker's outage until it is terminated."""
 
 from __future__ import annotations
 
@@ -216,12 +216,24 @@ def test_the_continuous_mode_reports_the_max_lag_until_terminated(cluster, zk) -
         text=True,
     )
     try:
-        time.sleep(4)
+        time.sleep(2)
+        local.stop_broker(2, hard=True)  # its fetcher fails: noted once on stderr, verification waits for it
+        time.sleep(2)
+        local.start_broker(2)
+        wait_for(lambda: replicas_caught_up(servers(local)), timeout_s=60, interval_s=0.3)
+        time.sleep(2)
     finally:
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
     assert process.returncode == 143, err  # as Kafka's JVM on SIGTERM
-    assert err == ""
+    notes = err.splitlines()
+    failed = rf"{TS}: fetching (.+ )?from broker 2 failed \((.*)\); these replicas are not verified until they answer"
+    recovered = rf"{TS}: fetching (.+ )?from broker 2 works again"
+    assert re.fullmatch(failed, notes[0]) and "NETWORK_EXCEPTION" in notes[0], notes
+    assert re.fullmatch(rf"{TS}: fetching from broker 2 works again", notes[1]), notes
+    # a restarted broker may answer UNKNOWN_TOPIC_OR_PARTITION until the controller's LeaderAndIsr reaches it
+    assert all(re.fullmatch(failed, n) or re.fullmatch(recovered, n) for n in notes), notes
+    assert len([n for n in notes if "failed" in n]) == len([n for n in notes if "works again" in n]), notes
     lines = out.splitlines()
     assert re.fullmatch(rf"{TS}: verification process is started\.", lines[0])
     reports = lines[1:]

@@ -342,7 +342,23 @@ def test_periodic_mode_notes_a_broker_outage_once_and_its_end() -> None:
     fake = FakeVerifier({T0: [1, 2]}, rounds)
     events = rv.run_periodic(fake, 10**9, lambda: 0)  # type: ignore[arg-type]
     bodies = [next(events).body for _ in range(3)]
-    assert bodies == [rv.Started(1, (1, 2)), rv.FetchFailed(2, None, error), rv.FetchRecovered(2, None)]
+    assert bodies == [rv.Started(1, (1, 2)), rv.FetchFailed(2, (), error), rv.FetchRecovered(2, ())]
+
+
+def test_outages_are_noted_per_broker_and_error_recoveries_first() -> None:
+    outages = rv._Outages()
+    down, unknown = KafkaOpsError("down"), KafkaOpsError("unknown")
+    assert outages.update(rv.FetchRound(failures={(2, None): down})) == [rv.FetchFailed(2, (), down)]
+    assert outages.update(rv.FetchRound(failures={(2, T1): unknown, (2, T0): unknown, (3, T0): down})) == [
+        rv.FetchRecovered(2, ()),
+        rv.FetchFailed(2, (T0, T1), unknown),
+        rv.FetchFailed(3, (T0,), down),
+    ]
+    assert outages.update(rv.FetchRound(failures={(2, T1): unknown})) == [
+        rv.FetchRecovered(2, (T0,)),
+        rv.FetchRecovered(3, (T0,)),
+    ]
+    assert outages.update(rv.FetchRound()) == [rv.FetchRecovered(2, (T1,))]
 
 
 def test_once_mode_ends_with_the_max_lag_and_a_summary() -> None:
@@ -415,6 +431,17 @@ def test_kafkas_lines(utc: None) -> None:
     )
     assert cli.max_lag_line(AT, rv.MaxLagReport(MaxLag(-1, None, -1), 1)) == (
         "2023-11-14 22:13:20,007: max lag is -1 for partition null at offset -1 among 1 partitions"
+    )
+
+
+def test_our_notes_on_stderr_name_at_most_five_partitions(utc: None) -> None:
+    many = tuple(TopicPartition("t", p) for p in range(7))
+    assert cli.fetch_note(AT, rv.FetchFailed(2, (), KafkaOpsError("down"))) == (
+        "2023-11-14 22:13:20,007: fetching from broker 2 failed (down); these replicas are not verified until they "
+        "answer"
+    )
+    assert cli.fetch_note(AT, rv.FetchRecovered(2, many)) == (
+        "2023-11-14 22:13:20,007: fetching t-0, t-1, t-2, t-3, t-4 and 2 more from broker 2 works again"
     )
 
 
