@@ -45,6 +45,7 @@ from kafkaops.cli.common import (
 )
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
 from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 DESCRIPTION = "This tool helps to move topic partitions between replicas."
@@ -456,7 +457,7 @@ def progress_table(progress: ops.ReassignmentProgress) -> Group:
 
 
 def _wait(
-    zk: Any, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, output: OutputFormat
+    zk: KafkaZkClient, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, output: OutputFormat
 ) -> ops.ReassignmentProgress:
     """Poll until done or timed out, showing progress: a live table on a terminal, a line per change when
     stdout is a pipe or a file, nothing with --output json (stdout is one JSON document)."""
