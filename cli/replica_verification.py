@@ -11,6 +11,8 @@ Beyond Kafka:
   document instead of the lines.
 * Clear one-line errors (exit 1) instead of Kafka's stack traces: no broker of `--broker-list`
   answers, a replica's broker is down at the start, an invalid `--time`.
+* A `--time` after a partition's last record starts that partition at its end (Kafka's consumer answers
+  null there and the tool dies with a NullPointerException).
 * While a broker does not answer, a note on stderr (once per outage, and when it answers again).
 * Ctrl-C ends it with 130 and SIGTERM with 143, as they end Kafka's JVM, without a traceback.
 """

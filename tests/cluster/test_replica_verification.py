@@ -110,6 +110,23 @@ def test_replicas_in_sync_pass_once(cluster, zk) -> None:  # type: ignore[no-unt
     assert latest.returncode == 0, latest.stderr
     assert {p["verified_offset"] for p in json.loads(latest.stdout)["partitions"]} == {RECORDS}
 
+    # a timestamp: the first offset at or after it; after the last record, the end
+    for timestamp, start in ((0, 0), (int(time.time() * 1000) + 3_600_000, RECORDS)):
+        timed = run(
+            "--broker-list",
+            bootstrap,
+            "--topic-white-list",
+            TOPIC,
+            "--time",
+            str(timestamp),
+            "--once",
+            "--output",
+            "json",
+        )
+        assert timed.returncode == 0, timed.stderr
+        partitions = json.loads(timed.stdout)["partitions"]
+        assert {(p["start_offset"], p["verified_offset"]) for p in partitions} == {(start, RECORDS)}
+
     # a white list that selects nothing: Kafka's text, exit 1
     nothing = run("--broker-list", bootstrap, "--topic-white-list", "nope", "--once")
     assert (nothing.returncode, nothing.stdout) == (1, "")
