@@ -53,11 +53,11 @@ from kafkaops.admin.kafka_client import (
     KafkaClient,
     RawFetchResult,
 )
+from kafkaops.admin.kafka_text import scala_hash_order, topic_partition_hash
 from kafkaops.admin.topics import java_split, topic_whitelist
 from kafkaops.cluster.errors import BrokerNotAvailableError, InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.protocol.errors import BrokerError, CorruptMessageError, from_code
 from kafkaops.cluster.protocol.records import iter_batches
-from kafkaops.cluster.zk.jvm_order import java_string_hash, scala_hash_set_order
 from kafkaops.cluster.zk.values import TopicPartition
 
 DEFAULT_FETCH_SIZE = 1_048_576
@@ -187,16 +187,6 @@ class RoundResult:
 _INT_MASK = 0xFFFFFFFF
 
 
-def _signed(h: int) -> int:
-    h &= _INT_MASK
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def topic_partition_hash(tp: TopicPartition) -> int:
-    """`org.apache.kafka.common.TopicPartition.hashCode`: `31 * (31 + partition) + topic.hashCode`."""
-    return _signed(31 * (31 + tp.partition) + java_string_hash(tp.topic))
-
-
 def _spread(h: int) -> int:
     """`ConcurrentHashMap.spread`."""
     h &= _INT_MASK
@@ -237,11 +227,7 @@ def kafka_partition_order(partitions: Iterable[TopicPartition]) -> list[TopicPar
     mismatch lines: `expectedReplicasPerTopicPartition` is an immutable map (CHAMP order of the
     partitions' hash codes; partitions whose hash codes are equal keep the order given), whose keys fill
     the `recordsCache` pool (a ConcurrentHashMap) that each round iterates."""
-    by_hash: dict[int, list[TopicPartition]] = {}
-    for tp in dict.fromkeys(partitions):
-        by_hash.setdefault(topic_partition_hash(tp), []).append(tp)
-    champ = [tp for h in scala_hash_set_order(by_hash) for tp in by_hash[h]]
-    return _concurrent_hash_map_order(champ)
+    return _concurrent_hash_map_order(scala_hash_order(partitions, topic_partition_hash))
 
 
 def kafka_replica_order(replicas: Iterable[int]) -> list[int]:
