@@ -752,9 +752,9 @@ class _Outages:
         for broker_id in sorted({b for b, _ in ended}):
             if (broker_id, None) in ended:
                 events.append(FetchRecovered(broker_id, ()))
-            partitions = tuple(sorted(tp for b, tp in ended if b == broker_id and tp is not None))
-            if partitions:
-                events.append(FetchRecovered(broker_id, partitions))
+            back = tuple(sorted(tp for b, tp in ended if b == broker_id and tp is not None))
+            if back:
+                events.append(FetchRecovered(broker_id, back))
         started: dict[tuple[int, str], tuple[KafkaOpsError, list[TopicPartition]]] = {}
         for (broker_id, tp), error in answers.failures.items():
             if (broker_id, tp) not in self.failing:
