@@ -8,8 +8,8 @@ Two ways to ask for an election, one result model:
   kafka-preferred-replica-election); `elect_preferred_via_zookeeper` writes it, waits until the
   controller has acted, and reports per partition as Kafka's ElectLeaders API would
   (kafka-leader-election). ZooKeeper has no intent for unclean elections.
-* through a broker (`--bootstrap-server`, an ElectLeaders request): `elect_leaders_via_broker`, the
-  plug-in point for that path, which is not available yet.
+* through a broker (`--bootstrap-server`, an ElectLeaders request): `elect_leaders_via_broker`; any
+  broker forwards it to the controller, which elects (preferred or unclean) and answers per partition.
 
 Either way the answer is an `ElectionResult`: per partition no error (elected) or the Kafka error the
 controller answers (`cluster.protocol.errors` classes: ELECTION_NOT_NEEDED, UNKNOWN_TOPIC_OR_PARTITION,
@@ -49,7 +49,9 @@ from kafkaops.cluster.protocol.errors import (
     ElectionNotNeededError,
     InvalidTopicError,
     PreferredLeaderNotAvailableError,
+    RequestTimedOutError,
     UnknownTopicOrPartitionError,
+    for_code,
 )
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -63,10 +65,6 @@ TIMEOUT_MESSAGE = "Timeout waiting for election results"
 PREFERRED_STRATEGY = "PreferredReplicaPartitionLeaderElectionStrategy"
 """The controller's strategy name in its StateChangeFailedException text (a Scala case object)."""
 
-BOOTSTRAP_NOT_AVAILABLE = (
-    "Elections through --bootstrap-server (an ElectLeaders request to a broker) are not available yet: "
-    "use --zookeeper for preferred elections"
-)
 UNCLEAN_NEEDS_BOOTSTRAP = (
     "An unclean election needs --bootstrap-server (an ElectLeaders request to a broker): "
     "ZooKeeper has no intent znode for it"
@@ -417,8 +415,27 @@ def elect_leaders_via_broker(
 ) -> ElectionResult:
     """An ElectLeaders request (v1+: election type) to the controller through `bootstrap_server`;
     `partitions` None asks for every partition (Kafka sends null). Each partition's error code maps to
-    its `cluster.protocol.errors` class (`for_code(code)(message)`), None for NONE.
+    its `cluster.protocol.errors` class (`for_code(code)(message)`), None for NONE. Any broker may be
+    asked: ours forward ElectLeaders to the controller. `admin_config` (Kafka's admin client properties)
+    has nothing our client needs; it is accepted and ignored.
 
-    Not available yet: raises InvalidArgumentError(BOOTSTRAP_NOT_AVAILABLE).
-    """
-    raise InvalidArgumentError(BOOTSTRAP_NOT_AVAILABLE)
+    Raises NetworkExceptionError when no broker answers, RequestTimedOutError (Kafka's "Timeout waiting
+    for election results") when the controller does not answer in time."""
+    from kafkaops.admin.kafka_client import KafkaClient  # the wire client, only for this path
+
+    requested = None if partitions is None else list(partitions.items)
+    with KafkaClient(bootstrap_server, client_id="kafkaops-leader-election", request_timeout_ms=30000) as client:
+        try:
+            answers = client.elect_leaders(
+                ELECT_LEADERS_TYPES[election_type], requested, timeout_ms=int(timeout_s * 1000)
+            )
+        except RequestTimedOutError as error:
+            raise RequestTimedOutError(TIMEOUT_MESSAGE) from error
+    return ElectionResult(
+        election_type,
+        {tp: None if code == 0 else for_code(code)(message or "") for tp, (code, message) in answers.items()},
+    )
+
+
+ELECT_LEADERS_TYPES = {ElectionType.PREFERRED: 0, ElectionType.UNCLEAN: 1}
+"""ElectLeaders' election_type values (Kafka's `ElectionType.value`)."""

@@ -593,6 +593,39 @@ class KafkaClient:
             return self._store_metadata(response, wanted)
         raise NetworkExceptionError("No broker answered a Metadata request: " + "; ".join(errors))
 
+    # -- elections --
+
+    def elect_leaders(
+        self, election_type: int, partitions: Sequence[TopicPartition] | None, timeout_ms: int
+    ) -> dict[TopicPartition, tuple[int, str | None]]:
+        """An ElectLeaders request (0 preferred, 1 unclean; None = every partition) to the controller, or to
+        any broker, which forwards it: per partition (error code, message). Raises NetworkExceptionError
+        if no broker answers, and the top-level error if the request as a whole failed."""
+        cluster = self.metadata([])
+        body = {
+            "election_type": election_type,
+            "topic_partitions": None
+            if partitions is None
+            else [
+                {"topic": topic, "partitions": [tp.partition for tp in partitions if tp.topic == topic]}
+                for topic in dict.fromkeys(tp.topic for tp in partitions)
+            ],
+            "timeout_ms": timeout_ms,
+        }
+        broker_id = cluster.controller_id if cluster.controller_id in cluster.brokers else next(iter(cluster.brokers))
+        connection = self._broker_connection(broker_id)
+        version = connection.version(ApiKey.ELECT_LEADERS)
+        if election_type != 0 and version < 1:
+            raise UnsupportedVersionError("The broker only speaks ElectLeaders v0: preferred elections only")
+        response = connection.request(ApiKey.ELECT_LEADERS, version, body, self._timeout_s(timeout_ms))
+        if response.get("error_code", 0):
+            raise from_code(response["error_code"])
+        return {
+            TopicPartition(result["topic"], p["partition_id"]): (p["error_code"], p["error_message"])
+            for result in response["replica_election_results"]
+            for p in result["partition_result"]
+        }
+
     def _store_metadata(self, response: Mapping[str, Any], wanted: list[str] | None) -> ClusterMetadata:
         brokers = {
             b["node_id"]: BrokerNode(b["node_id"], b["host"], b["port"], b.get("rack")) for b in response["brokers"]

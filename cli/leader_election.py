@@ -1,7 +1,7 @@
 """`kafkaops leader-election`: Kafka 2.8's kafka-leader-election (reference §2.5).
 
 Kafka's options, validations and result lines. Two paths to one `admin.elections.ElectionResult`:
-`--bootstrap-server` (an ElectLeaders request to a broker; not available yet) and, beyond Kafka,
+`--bootstrap-server` (an ElectLeaders request to a broker, which forwards it to the controller) and, beyond Kafka,
 `--zookeeper` for preferred elections: the preferred-replica intent znode, waited on until the leaders
 moved (`--timeout`, default Kafka's 30 s).
 """

@@ -34,6 +34,7 @@ from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
 from kafkaops.cluster.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.log import LogConfig, LogManager
+from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.protocol.errors import (
     BrokerError,
     CoordinatorNotAvailableError,
@@ -72,6 +73,7 @@ SERVED_APIS = (
     ApiKey.OFFSET_FOR_LEADER_EPOCH,
     # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
     ApiKey.FIND_COORDINATOR,
+    ApiKey.ELECT_LEADERS,
     ApiKey.LEADER_AND_ISR,
     ApiKey.STOP_REPLICA,
     ApiKey.UPDATE_METADATA,
@@ -317,6 +319,10 @@ class KafkaServer:
             return manager.offset_for_leader_epoch(body)
         if key is ApiKey.INIT_PRODUCER_ID:
             return await self._init_producer_id(body)
+        if key is ApiKey.ELECT_LEADERS:
+            return await asyncio.get_running_loop().run_in_executor(
+                None, self._elect_leaders, body, request.header.api_version
+            )
         if key is ApiKey.FIND_COORDINATOR:
             return {
                 "throttle_time_ms": 0,
@@ -384,6 +390,33 @@ class KafkaServer:
             producer_id = self._producer_ids[0]
             self._producer_ids[0] += 1
         return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}
+
+    def _elect_leaders(self, body: dict[str, Any], version: int) -> dict[str, Any]:
+        """ElectLeaders: served by the controller (Kafka's `processReplicaLeaderElection`); any other broker
+        forwards the request to it, so a tool may ask any broker."""
+        election_type = ELECTION_TYPES.get(body["election_type"])
+        requested = (
+            None
+            if body["topic_partitions"] is None
+            else [TopicPartition(t["topic"], p) for t in body["topic_partitions"] for p in t["partitions"]]
+        )
+        if election_type is None:
+            return _elect_leaders_response(requested or [], {}, errors.InvalidRequestError.code)
+        timeout_s = max(body["timeout_ms"], 0) / 1000
+        if self.controller.is_active:
+            try:
+                results = self.controller.elect_leaders(election_type, requested, timeout_s)
+            except TimeoutError:
+                return _elect_leaders_response(requested or [], {}, errors.RequestTimedOutError.code)
+            return _elect_leaders_response(list(results), results, 0)
+        controller_id = self.zk.get_controller_id()
+        entry = self.zk.get(znodes.BrokerIdZNode.path(controller_id)) if controller_id is not None else None
+        if controller_id == self.broker_id or entry is None:
+            return _elect_leaders_response(requested or [], {}, NotControllerError.code)
+        endpoint = znodes.BrokerIdZNode.decode(controller_id, entry[0]).endpoints[0]
+        return send_request(
+            endpoint.host, endpoint.port, ApiKey.ELECT_LEADERS, version, body, f"broker-{self.broker_id}", timeout_s + 5
+        )
 
     def _watch_config_changes(self) -> None:
         """Topic config changes apply live: each `/config/changes/config_change_*` after start-up names an
@@ -460,6 +493,28 @@ class KafkaServer:
                 {"topic_name": tp.topic, "partition_index": tp.partition} for tp in sorted(remaining, key=str)
             ],
         }
+
+
+ELECTION_TYPES = {0: "preferred", 1: "unclean"}
+"""ElectLeaders' election_type (Kafka's `ElectionType`)."""
+
+
+def _elect_leaders_response(
+    partitions: list[TopicPartition], results: dict[TopicPartition, tuple[int, str | None]], top_level: int
+) -> dict[str, Any]:
+    """Per-partition results grouped by topic; a top-level error is repeated on every partition, as v0 has
+    no top-level field."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for tp in partitions:
+        code, message = results.get(tp, (top_level, None))
+        by_topic.setdefault(tp.topic, []).append(
+            {"partition_id": tp.partition, "error_code": code, "error_message": message}
+        )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": top_level,
+        "replica_election_results": [{"topic": t, "partition_result": ps} for t, ps in by_topic.items()],
+    }
 
 
 def default_log_config(config: BrokerConfig) -> LogConfig:

@@ -34,6 +34,7 @@ from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.protocol.errors import BrokerNotAvailableError, NotControllerError, StaleBrokerEpochError
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
@@ -106,6 +107,15 @@ class IsrChangeNotification:
 @dataclass(frozen=True)
 class PreferredReplicaLeaderElection:
     pass
+
+
+@dataclass(frozen=True)
+class ReplicaLeaderElection:
+    """An ElectLeaders request (`kafka-leader-election --bootstrap-server`): `partitions` None = all."""
+
+    election_type: str
+    partitions: tuple[TopicPartition, ...] | None
+    result: Future  # type: ignore[type-arg]
 
 
 @dataclass(frozen=True)
@@ -207,6 +217,18 @@ class KafkaController:
         done.wait(30)
         self.events.close()
 
+    def elect_leaders(
+        self, election_type: str, partitions: Sequence[TopicPartition] | None, timeout_s: float = 60.0
+    ) -> dict[TopicPartition, tuple[int, str | None]]:
+        """Kafka's `processReplicaLeaderElection` for an ElectLeaders request ("preferred" or "unclean"):
+        per partition (error code, message), 0 for a new leader (blocks the caller). Raises TimeoutError
+        and NotControllerError."""
+        result: Future[dict[TopicPartition, tuple[int, str | None]]] = Future()
+        self.events.put(
+            ReplicaLeaderElection(election_type, tuple(partitions) if partitions is not None else None, result)
+        )
+        return result.result(timeout_s)
+
     def controlled_shutdown(self, broker_id: int, broker_epoch: int, timeout_s: float = 30.0) -> set[TopicPartition]:
         """The partitions `broker_id` still leads after moving what it can (blocks the caller)."""
         result: Future[set[TopicPartition]] = Future()
@@ -248,6 +270,8 @@ class KafkaController:
                 event.done.set()
             elif isinstance(event, ControlledShutdown):
                 self._on_controlled_shutdown(event)
+            elif isinstance(event, ReplicaLeaderElection):
+                self._on_replica_leader_election(event)
             elif not self._active:
                 return
             elif isinstance(event, BrokerChange):
@@ -722,6 +746,8 @@ class KafkaController:
             return elections.elect_reassign(
                 tp, ctx.partition_full_replica_assignment(tp).target_replicas, current, online & live
             )
+        if strategy == "unclean":  # an operator's explicit unclean election overrides the topic config
+            return elections.elect_offline(tp, assignment, current, online, unclean_enabled_by_topic=True)
         unclean = self._unclean_enabled(tp.topic) if not elections.live_isr(current, online) else False
         return elections.elect_offline(tp, assignment, current, online, unclean_enabled_by_topic=unclean)
 
@@ -1548,6 +1574,65 @@ class KafkaController:
         )[0]
         if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
             log.error("Could not delete the preferred replica election znode: %r", outcome)
+
+    def _on_replica_leader_election(self, event: ReplicaLeaderElection) -> None:
+        if not self._active:
+            event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is not the controller"))
+            return
+        try:
+            event.result.set_result(self._replica_leader_election(event.election_type, event.partitions))
+        except ControllerMovedError:
+            event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is no longer the controller"))
+            raise
+        except Exception as error:  # noqa: BLE001 - the caller must hear of it; the controller goes on
+            log.exception("Leader election (%s) failed", event.election_type)
+            event.result.set_exception(error)
+
+    def _replica_leader_election(
+        self, election_type: str, requested: Sequence[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[int, str | None]]:
+        """`processReplicaLeaderElection`: unknown partitions and topics being deleted are refused, those
+        whose leader is already right need no election, the others are elected (preferred: the first
+        replica; unclean: any live replica when no live one is in the ISR)."""
+        ctx = self.context
+        known_partitions = set(ctx.all_partitions())
+        partitions = sorted(set(requested) if requested is not None else known_partitions, key=_tp_order)
+        results: dict[TopicPartition, tuple[int, str | None]] = {}
+        electable: list[TopicPartition] = []
+        for tp in partitions:
+            if tp not in known_partitions:
+                log.info(
+                    "Skipping replica leader election (%s) for partition %s by AdminClientTriggered since it "
+                    "doesn't exist.",
+                    election_type.upper(),
+                    tp,
+                )
+                results[tp] = (errors.UnknownTopicOrPartitionError.code, "The partition does not exist.")
+            elif ctx.is_topic_queued_up_for_deletion(tp.topic):
+                results[tp] = (errors.InvalidTopicError.code, "The topic is being deleted")
+            else:
+                info = ctx.partition_leadership_info(tp)
+                leader = info.leader_and_isr.leader if info is not None else -1
+                needed = (
+                    leader != ctx.partition_replica_assignment(tp)[0]
+                    if election_type == "preferred"
+                    else leader == -1 or leader not in ctx.live_broker_ids
+                )
+                if needed:
+                    electable.append(tp)
+                else:
+                    results[tp] = (errors.ElectionNotNeededError.code, None)
+        if electable:
+            strategy = "preferred" if election_type == "preferred" else "unclean"
+            failures = self._handle_partition_state_changes(electable, PartitionState.ONLINE, strategy)
+            failed_code = (
+                errors.PreferredLeaderNotAvailableError.code
+                if election_type == "preferred"
+                else errors.EligibleLeadersNotAvailableError.code
+            )
+            for tp in electable:
+                results[tp] = (failed_code, failures[tp]) if tp in failures else (errors.NONE, None)
+        return results
 
     def _elect_preferred(self, partitions: list[TopicPartition]) -> dict[TopicPartition, str]:
         return self._handle_partition_state_changes(partitions, PartitionState.ONLINE, "preferred")

@@ -152,7 +152,6 @@ def test_preferred_replica_election_bad_input(cluster, run_cli, jfile, zk_tree):
             "Preferred replica election data contains duplicate partitions: foo-0\n",
         ),
         (["--path-to-json-file", jfile(text='{"partitions":{}}')], "Expected JSON array, received {}\n"),
-        (["--bootstrap-server", "localhost:9092"], elections.BOOTSTRAP_NOT_AVAILABLE + "\n"),
     ]
     for args, message in cases:
         result = run_cli("preferred-replica-election", *args)
@@ -285,14 +284,6 @@ def test_leader_election_waits_for_an_earlier_election(cluster, run_cli):
             "Cannot parse argument 'x' of option partition",
         ),
         (("--election-type", "unclean", "--all-topic-partitions"), elections.UNCLEAN_NEEDS_BOOTSTRAP),
-        (
-            ("--election-type", "unclean", "--all-topic-partitions", "--bootstrap-server", "localhost:9092"),
-            elections.BOOTSTRAP_NOT_AVAILABLE,
-        ),
-        (
-            ("--election-type", "preferred", "--all-topic-partitions", "--bootstrap-server", "localhost:9092"),
-            elections.BOOTSTRAP_NOT_AVAILABLE,
-        ),
     ],
 )
 def test_leader_election_validations(cluster, run_cli, zk_tree, args, message):
@@ -352,3 +343,19 @@ def test_json_output(cluster, run_cli, jfile):
         "created": [{"topic": "foo", "partition": 0}],
         "skipped": [{"topic": "nope", "partition": 0}],
     }
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("preferred-replica-election", ()),
+        ("leader-election", ("--election-type", "unclean", "--all-topic-partitions")),
+        ("leader-election", ("--election-type", "preferred", "--all-topic-partitions")),
+    ],
+)
+def test_an_unreachable_bootstrap_server_is_a_clear_error(run_cli, zk_tree, command, args):
+    before = zk_tree()
+    result = run_cli(command, *args, "--bootstrap-server", "127.0.0.1:1")
+    assert result.exit_code == 1
+    assert "No broker answered" in result.stderr and "Traceback" not in result.stderr
+    assert zk_tree() == before
