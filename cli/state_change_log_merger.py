@@ -2,8 +2,8 @@
 
 Kafka's options and texts; unlike Kafka it keeps 1.0+ lines (`topic-0`, `[Controller id=N epoch=E]`),
 entries without a partition, and multi-line entries (stack traces), which is the point of it. Beyond
-Kafka: directories and globs in --logs, --broker, --controller-epoch, --level, --annotate, JSON lines
-output, and a Spark engine for inputs too large for one machine.
+Kafka: directories and globs in --logs, --broker, --controller-epoch, --level, --grep, --annotate, JSON
+lines output, and a Spark engine for inputs too large for one machine.
 """
 
 from __future__ import annotations
@@ -161,6 +161,14 @@ def state_change_log_merger_command(
             "--level", metavar="<LEVEL,...>", help="Only entries of these levels (TRACE, DEBUG, INFO, WARN, ERROR)"
         ),
     ] = None,
+    grep: Annotated[
+        str | None,
+        typer.Option(
+            "--grep",
+            metavar="<regex>",
+            help="Only entries whose text contains a match of this regular expression (Python re syntax, unanchored search; \\d \\w \\s \\b and (?i) are ASCII-only, as in Java and grep). The text is the whole entry: its first line and its continuation lines (a stack trace) joined by newlines, without line terminators, so a match may span lines, ^ and $ are the entry's start and end, (?m) makes them each line's. Same result with either engine.",
+        ),
+    ] = None,
     annotate: Annotated[
         bool, typer.Option("--annotate", help="Prefix each line with its source file and line number")
     ] = False,
@@ -200,7 +208,7 @@ def state_change_log_merger_command(
         raise UsageError(DESCRIPTION)
     if (logs is None) == (logs_regex is None):
         raise UsageError(EXACTLY_ONE_INPUT)
-    spec = filters.filter_from_options(topic, partitions, start_time, end_time, broker, controller_epoch, level)
+    spec = filters.filter_from_options(topic, partitions, start_time, end_time, broker, controller_epoch, level, grep)
     entries = [entry for entry in logs.split(",") if entry] if logs is not None else []
     remote = any(map(is_remote, entries)) or (logs_regex is not None and is_remote(logs_regex))
     files: list[str] = []

@@ -12,7 +12,8 @@ produces the same output, in the same order:
 * Continuation lines join the entry above them with a running `last(..., ignorenulls)` over the file's
   lines: no file has to fit in one row (as with `wholetext`) and big files stay splittable on read.
 * Filters are evaluated on each entry's first line before the shuffle; an excluded entry still travels
-  as its ordering columns only, because its continuation lines must find it.
+  as its ordering columns only, because its continuation lines must find it. `--grep` looks at the whole
+  entry, so it runs once the entries are assembled, as a Python predicate (`_grep`).
 * The order is the streaming merge's: a stable sort by (running maximum of the kept timestamps within
   the stream, stream position, file position in the stream, line), which is what a k-way merge of the
   streams yields even where a file's timestamps go backwards (see `statechange.merge`).
@@ -35,7 +36,7 @@ from pyspark.sql import functions as F
 
 from kafkaops.cluster.errors import InvalidArgumentError
 from kafkaops.statechange import patterns as p
-from kafkaops.statechange.filters import EntryFilter
+from kafkaops.statechange.filters import EntryFilter, compile_grep
 from kafkaops.statechange.sources import STATE_CHANGE_NAME
 from kafkaops.statechange.writers import RECORD_FIELDS
 
@@ -250,6 +251,8 @@ def entry_lines(lines: DataFrame, spec: EntryFilter, *, fields: bool) -> DataFra
         .over(by_file.rowsBetween(*running))
         .alias("entry"),
     ).where(F.col("entry.keep"))
+    if spec.grep is not None:
+        entries = _grep(entries, spec.grep, content)
     key = F.max(F.when(opens, F.coalesce(F.col("entry.timestamp"), F.lit("")))).over(by_stream.rowsBetween(*running))
     return entries.select(
         "value",
@@ -261,6 +264,30 @@ def entry_lines(lines: DataFrame, spec: EntryFilter, *, fields: bool) -> DataFra
         "entry",
         F.coalesce(key, F.lit("")).alias("key"),
     )
+
+
+def _grep(entries: DataFrame, pattern: str, content: Column) -> DataFrame:
+    """The lines of the entries whose text (`parse.entry_text`: the entry's lines without terminators,
+    joined by `\\n`) contains a match of `pattern`, searched by Python's `re` on the executors.
+
+    Not `rlike`: Java's regular expressions read the same source differently in too many places (`$`,
+    `.`, `\\Z`, `\\b`, nested classes `[[]` and `&&`, octal `\\101`, `(?u)`, `(?x)` whitespace inside
+    classes, case folding), so `rlike` would keep other entries than the streaming engine for some
+    patterns, silently. The predicate is the pattern that `filters.compile_grep` compiled, pickled as its
+    source and flags; it runs once per entry, on its first line's row (the text is collected over the
+    entry, a window within the stream partitioning, so no extra shuffle), and only for entries that the
+    other filters kept.
+    """
+    search = compile_grep(pattern).search
+
+    def matches(text: str | None) -> bool | None:  # pickled by value: executors need only Python's stdlib
+        return None if text is None else search(text) is not None
+
+    by_entry = Window.partitionBy("stream", "file_order", "entry.line")
+    whole = by_entry.orderBy("line").rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    text = F.when(F.col("line") == F.col("entry.line"), F.concat_ws("\n", F.collect_list(content).over(whole)))
+    found = entries.select("*", F.udf(matches, "boolean", useArrow=False)(text).alias("grep"))
+    return found.select("*", F.max("grep").over(by_entry).alias("hit")).where("hit").drop("grep", "hit")
 
 
 OUTPUT_PARTITION_BYTES = 32 * 1024**2

@@ -3,8 +3,10 @@ and runnable as is with `spark-submit` (see spark/README.md):
 
     spark-submit --py-files kafkaops.zip kafkaops/spark/merge_job.py --logs 'hdfs:///kafka/*/state-change.log*' ...
 
-Only the driver runs Python (no UDFs): executors need no Python package, the `--py-files` archive is for the
-driver's imports.
+Only the driver runs Python, except with `--grep`: its pattern runs as a Python predicate on the executors
+(see `merge._grep`), which then need a Python of the driver's minor version, as any PySpark UDF does, but
+no package (the predicate uses the standard library only). The `--py-files` archive is for the driver's
+imports.
 """
 
 from __future__ import annotations
@@ -130,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--broker")
     parser.add_argument("--controller-epoch")
     parser.add_argument("--level")
+    parser.add_argument("--grep", help="a regular expression searched in each entry's whole text (Python re syntax)")
     parser.add_argument("--annotate", action="store_true")
     parser.add_argument("--output", choices=FORMATS, default="text")
     parser.add_argument("--output-path", help="a directory on any Hadoop file system (default: stdout)")
@@ -149,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.broker,
                 args.controller_epoch,
                 args.level,
+                args.grep,
             ),
             output=args.output,
             output_path=args.output_path,

@@ -12,12 +12,16 @@ Semantics (kafka-reference.md §2.7, with Kafka's blind spots fixed):
 * Unlike Kafka, an entry without a partition or a date is kept unless a filter asks for one.
 * `--broker`, `--controller-epoch`, `--level` (beyond Kafka) match the parsed actor id, controller epoch
   and level exactly.
+* `--grep REGEX` (beyond Kafka) keeps entries whose text contains a match: see `compile_grep` and
+  `parse.entry_text`. Both engines run this same compiled pattern (the Spark engine as a Python
+  predicate on its executors, see `spark.merge`), so they keep the same entries.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +29,7 @@ from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError, Usa
 from kafkaops.statechange import patterns
 from kafkaops.statechange.parse import (
     ORPHAN_KEY,
+    entry_text,
     first_line,
     is_legal_topic,
     parse_actor,
@@ -53,6 +58,9 @@ class EntryFilter:
     brokers: frozenset[int] = frozenset()
     controller_epochs: frozenset[int] = frozenset()
     levels: frozenset[str] = frozenset()
+    grep: str | None = None
+    """A regular expression searched in each entry's text (`compile_grep`), as given; checked when the
+    filter is made from options (`filter_from_options`)."""
 
     @property
     def needs_fields(self) -> bool:
@@ -61,7 +69,7 @@ class EntryFilter:
 
     @property
     def is_empty(self) -> bool:
-        return not self.needs_fields and self.start is None and self.end is None
+        return not self.needs_fields and self.start is None and self.end is None and self.grep is None
 
 
 def filter_from_options(
@@ -72,6 +80,7 @@ def filter_from_options(
     broker: str | None = None,
     controller_epoch: str | None = None,
     level: str | None = None,
+    grep: str | None = None,
 ) -> EntryFilter:
     """The filter from the command-line options, checked in Kafka's order (the CLI and the spark-submit
     entry share it). Raises UsageError (Kafka prints the usage after it) or InvalidArgumentError."""
@@ -87,6 +96,7 @@ def filter_from_options(
             parse_ids(controller_epoch, "--controller-epoch") if controller_epoch is not None else frozenset()
         ),
         levels=parse_levels(level) if level is not None else frozenset(),
+        grep=compile_grep(grep).pattern if grep is not None else None,
     )
 
 
@@ -153,6 +163,29 @@ def parse_levels(value: str) -> frozenset[str]:
     return levels
 
 
+GREP_FLAGS = re.ASCII
+"""`\\d`, `\\w`, `\\s`, `\\b` and `(?i)` work on ASCII only, as in Java's `Pattern` and grep by default: what an
+operator who writes `correlationId \\d+` or `(?i)offline` means. Python's Unicode classes would also
+take digits and letters of other scripts."""
+
+
+@functools.lru_cache(maxsize=8)
+def compile_grep(pattern: str) -> re.Pattern[str]:
+    """The `--grep` pattern, for `pattern.search(parse.entry_text(text))`: Python's `re` syntax, GREP_FLAGS.
+
+    The one place it is compiled: the streaming engine calls the result, the Spark engine ships it to its
+    executors (a compiled pattern pickles as its source and flags). Raises InvalidArgumentError.
+    """
+    try:
+        return re.compile(pattern, GREP_FLAGS)
+    # ValueError: `(?u)` (Unicode) against GREP_FLAGS; OverflowError: `a{99999999999}`
+    except (re.error, ValueError, OverflowError) as error:
+        reason = str(error)
+    except RecursionError:
+        reason = "nested too deeply"
+    raise InvalidArgumentError(f'Invalid regular expression "{pattern}" in --grep: {reason}')
+
+
 def check_topic(topic: str) -> str:
     """A topic with characters Kafka never allows cannot match anything: say so instead of printing
     nothing. Raises InvalidTopicError with Kafka's `Topic.validate` text."""
@@ -170,20 +203,25 @@ def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], li
 
     Cheap tests first: the time bounds on the raw key bytes (an orphan's empty key is below any lower
     bound, and `\\xff` stands above any timestamp), then the topic as a substring (an entry that names a
-    partition of T contains T), and only then is the first line parsed.
+    partition of T contains T), then --grep on the decoded entry, and only then is the first line parsed.
     """
     if spec.is_empty:
         return None
     bounded = spec.start is not None or spec.end is not None
     low = spec.start.encode() if spec.start is not None else b"\x00"
     high = spec.end.encode() if spec.end is not None else b"\xff"
-    topic = spec.topic.encode() if spec.topic is not None else b""
+    topic = spec.topic.encode() if spec.topic is not None else None
+    search = compile_grep(spec.grep).search if spec.grep is not None else None
 
     def select(keys: list[bytes], texts: list[bytes]) -> list[int]:
-        kept = [i for i, key in enumerate(keys) if low <= key <= high] if bounded else range(len(keys))
-        if not spec.needs_fields:
-            return list(kept)
-        return [i for i in kept if topic in texts[i] and fields_match(spec, keys[i], texts[i])]
+        kept: Iterable[int] = [i for i, key in enumerate(keys) if low <= key <= high] if bounded else range(len(keys))
+        if topic is not None:
+            kept = [i for i in kept if topic in texts[i]]
+        if search is not None:
+            kept = [i for i in kept if search(entry_text(texts[i])) is not None]
+        if spec.needs_fields:
+            kept = [i for i in kept if fields_match(spec, keys[i], texts[i])]
+        return list(kept)
 
     return select
 

@@ -6,6 +6,7 @@ that matches no known shape is still an entry (its `message` is the line), binar
 
 from __future__ import annotations
 
+import codecs
 import re
 from itertools import compress, count
 from operator import itemgetter
@@ -80,15 +81,45 @@ def last_entry_start(data: bytes) -> int:
     return cut + 1 if cut >= 0 else -1
 
 
+def _replace_as_java(error: UnicodeError) -> tuple[str, int]:
+    """Python's "replace", except that an encoded surrogate (`ED A0..BF [80..BF]`, CESU-8) is one
+    malformed sequence, one U+FFFD, as Java's UTF-8 decoder reads it (Python replaces each byte). The
+    Spark engine's strings come from Java's decoder; with this, every byte string decodes to the same
+    text in both engines (checked on random bytes against Spark), so --grep and JSON output agree."""
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    data, start = error.object, error.start
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        end = start + 2
+        if end < len(data) and 0x80 <= data[end] <= 0xBF:
+            end += 1
+        return "\ufffd", end
+    return "\ufffd", error.end
+
+
+DECODE_ERRORS = "kafkaops.replace-as-java"
+codecs.register_error(DECODE_ERRORS, _replace_as_java)
+
+
 def entry_lines(text: bytes) -> list[str]:
-    """An entry's lines, decoded (invalid UTF-8 replaced, never an error), without line terminators."""
-    return [_strip_cr(line) for line in text.decode("utf-8", "replace").split("\n")]
+    """An entry's lines, decoded (invalid UTF-8 replaced as Java does, never an error), without line
+    terminators."""
+    return [_strip_cr(line) for line in text.decode("utf-8", DECODE_ERRORS).split("\n")]
 
 
 def first_line(text: bytes) -> str:
     """An entry's first line, decoded as `entry_lines` does."""
     end = text.find(b"\n")
-    return _strip_cr((text if end < 0 else text[:end]).decode("utf-8", "replace"))
+    return _strip_cr((text if end < 0 else text[:end]).decode("utf-8", DECODE_ERRORS))
+
+
+def entry_text(text: bytes) -> str:
+    """What `--grep` searches: the whole entry, its first line and its continuation lines (a stack trace),
+    decoded as `entry_lines` does, without line terminators, joined by `\\n`. So `^`/`$` are the entry's
+    start and end (`(?m)`: of each line), and a match may span lines. The Spark engine joins its rows of
+    the entry's lines into the same string."""
+    decoded = text.decode("utf-8", DECODE_ERRORS)
+    return "\n".join(map(_strip_cr, decoded.split("\n"))) if "\r" in decoded else decoded
 
 
 def _strip_cr(line: str) -> str:

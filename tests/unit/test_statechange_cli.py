@@ -79,6 +79,14 @@ def test_partitions_need_a_topic() -> None:
         ),
         (["--level", "LOUD"], 'Unknown level "LOUD" in --level: expected TRACE, DEBUG, INFO, WARN, ERROR, FATAL\n'),
         (["--output", "parquet", "--engine", "local"], "--output parquet needs --engine spark\n"),
+        (
+            ["--grep", "[ad-events,0]|[z-a]"],
+            'Invalid regular expression "[ad-events,0]|[z-a]" in --grep: bad character range z-a at position 15\n',
+        ),
+        (  # refused before any Spark starts
+            ["--grep", "(?<=a+)b", "--engine", "spark"],
+            'Invalid regular expression "(?<=a+)b" in --grep: look-behind requires fixed-width pattern\n',
+        ),
     ],
 )
 def test_bad_options(args: list[str], message: str) -> None:
@@ -128,6 +136,18 @@ def test_keeps_stack_traces_with_their_entry() -> None:
     )
     assert code == 0
     assert out.splitlines() == lines_of(V082, 27, 53)
+
+
+def test_grep_keeps_the_whole_entry_that_matches_anywhere() -> None:
+    """The match is in the stack trace (line 29); the entry is its ERROR line 28 and all 25 trace lines."""
+    code, out, _ = merger("--logs", f"{V082},{V260}", "--grep", r"NoReplicaOnlineException: .*\[ad-events,0\]")
+    assert code == 0
+    assert out.splitlines() == lines_of(V082, 28, 53)
+    code, out, _ = merger("--logs", V082, "--grep", r"(?m)^\tat kafka\.controller\.OfflinePartitionLeaderSelector")
+    assert code == 0 and out.splitlines() == lines_of(V082, 28, 53)
+    code, out, _ = merger("--logs", V260, "--grep", r"(?i)NEW-SCHEDULE-\d+ (state|starts)", "--output", "json")
+    assert code == 0
+    assert [json.loads(line)["line"] for line in out.splitlines()] == [2, 11, 29]
 
 
 def test_crlf_file_is_copied_byte_for_byte() -> None:
@@ -214,6 +234,14 @@ def test_console_script_usage_error_exit_code() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.decode().startswith(PARTITIONS_NEED_TOPIC + "\n")
+
+
+def test_console_script_invalid_grep_has_no_traceback() -> None:
+    done = subprocess.run(
+        [KAFKAOPS, "state-change-log-merger", "--logs", V082, "--grep", "*"], capture_output=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr == b'Invalid regular expression "*" in --grep: nothing to repeat at position 0\n'
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError
 from kafkaops.cluster.state_change_log import BrokerLog, ControllerLog, Level, StateChangeLogFile
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
-from kafkaops.statechange import filters, sources
+from kafkaops.statechange import filters, parse, sources
 from kafkaops.statechange.filters import EntryFilter, entry_selector
 from kafkaops.statechange.merge import Chunk, merge_chunks, merge_logs, raise_to_running_max
 from kafkaops.statechange.model import RawEntry
@@ -85,6 +85,7 @@ LINE = st.one_of(
     block_size=st.sampled_from([1, 7, 64, 4096]),
     window=st.one_of(st.none(), st.tuples(st.integers(0, 30), st.integers(0, 30))),
     level=st.sampled_from([None, "INFO", "ERROR"]),
+    grep=st.sampled_from([None, "INFO", r"^\[", r"(?m)^\tat", r"\)$", r"\n", "\ufffd", r"(?i)error \w", "z$|^$"]),
 )
 def test_merge_equals_heapq_merge(
     tmp_path_factory: pytest.TempPathFactory,
@@ -94,6 +95,7 @@ def test_merge_equals_heapq_merge(
     block_size: int,
     window: tuple[int, int] | None,
     level: str | None,
+    grep: str | None,
 ) -> None:
     """The output is exactly the kept input entries, in heapq.merge's order (filtered, then merged)."""
     directory = tmp_path_factory.mktemp("merge")
@@ -108,13 +110,20 @@ def test_merge_equals_heapq_merge(
         start=stamp(window[0]) if window else None,
         end=stamp(window[1]) if window else None,
         levels=frozenset({level}) if level else frozenset(),
+        grep=grep,
     )
 
     def keep(key: bytes, text: bytes) -> bool:
         in_window = window is None or stamp(window[0]).encode() <= key <= stamp(window[1]).encode() and key != b""
-        return in_window and (level is None or (key != b"" and text.split(b" ")[2] == level.encode()))
+        found = grep is None or re.search(grep, grep_text(text), re.ASCII) is not None
+        return in_window and found and (level is None or (key != b"" and text.split(b" ")[2] == level.encode()))
 
     assert run_merge(paths, spec, block_size=block_size) == oracle_merge(paths, keep)
+
+
+def grep_text(text: bytes) -> str:
+    """What --grep searches, the simple way: each line decoded, without `\\r\\n` or `\\n`, joined by `\\n`."""
+    return "\n".join(line.removesuffix(b"\r").decode("utf-8", "replace") for line in text.split(b"\n"))
 
 
 def test_raise_to_running_max() -> None:
@@ -245,6 +254,14 @@ def two_brokers(tmp_path: Path) -> list[list[Path]]:
         (EntryFilter(controller_epochs=frozenset({2})), [2]),
         (EntryFilter(levels=frozenset({"ERROR", "INFO"})), [2, 4]),
         (EntryFilter(topic="foo", start=stamp(2), levels=frozenset({"TRACE"})), [2]),
+        (EntryFilter(grep="Exception"), [2]),  # in a continuation line: the whole entry is kept
+        (EntryFilter(grep=r"(?s)foo-1 .*no replica$"), [2]),  # a match across lines; $ ends the entry
+        (EntryFilter(grep=r"foo-1 .*no replica"), []),  # `.` stops at the end of a line
+        (EntryFilter(grep=r"logger\)$"), [1, 2, 3, 4]),
+        (EntryFilter(grep=r"(?m)^kafka\."), [2]),
+        (EntryFilter(grep=r"^orphan|epoch [2-9]$"), ["orphan"]),
+        (EntryFilter(grep=r"(?i)FOLLOWER \w+-\d"), [3]),
+        (EntryFilter(grep="id=[01]", topic="foo", start=stamp(2)), [2]),
     ],
 )
 def test_filters(two_brokers: list[list[Path]], spec: EntryFilter, expected: list) -> None:
@@ -285,6 +302,36 @@ def test_parse_time(value: str, expected: str | None) -> None:
 def test_parse_time_refuses(value: str) -> None:
     with pytest.raises(InvalidArgumentError, match=r"Invalid --end-time .*expected a date and time in the format"):
         filters.parse_time(value, "--end-time")
+
+
+def test_grep_text_and_ascii_classes(tmp_path: Path) -> None:
+    """Both line endings read alike, invalid UTF-8 is replaced as Java does (one U+FFFD for an encoded
+    surrogate, where Python's "replace" puts three), classes are ASCII."""
+    text = f"[{stamp(1)}] INFO a \u0663 \xe9 \xff\r\n\tat b\r\n\tat c".encode().replace(
+        b"\xc3\xbf", b"\xff\xed\xa0\x80"
+    )
+    assert parse.entry_text(text) == f"[{stamp(1)}] INFO a \u0663 \xe9 \ufffd\ufffd\n\tat b\n\tat c"
+    path = tmp_path / "x.log"
+    path.write_bytes(text + b"\n")
+    for pattern, kept in [(r"a \d", False), ("a \u0663", True), (r"\xe9 \W", True), (r"(?i)\xc9", False),
+                          (r"\r", False), (r"b\n\tat c$", True), ("^\\[", True), ("\ufffd$", False)]:  # fmt: skip
+        assert bool(run_merge([[path]], EntryFilter(grep=pattern))) == kept, pattern
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("(", "missing \\), unterminated subpattern at position 0"),
+        ("a**", "multiple repeat at position 2"),
+        (r"\p{L}", r"bad escape \\p at position 0"),
+        ("(?u)x", "ASCII and UNICODE flags are incompatible"),
+        ("a{99999999999}", "the repetition number is too large"),
+        ("(" * 5000 + ")" * 5000, "nested too deeply"),
+    ],
+)
+def test_grep_refuses_an_invalid_regex(pattern: str, reason: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=f'^Invalid regular expression ".*" in --grep: {reason}$'):
+        filters.filter_from_options(grep=pattern)
 
 
 def test_parse_partitions() -> None:
