@@ -61,6 +61,8 @@ from tests.cluster.conftest import FAST
 
 MODES = ("clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce")
 VICTIMS = ("leader", "controller")
+CLEAN_STOP_S = 15.0
+"""A SIGTERM'd broker leading one partition and following two must be gone within this (Kafka: well under 1 s)."""
 ACKS_RESUME_S = 15.0
 """After the new leaders are in ZooKeeper, acks=all must flow again on every partition within this: kafka-python
 retries after 100 ms and refreshes metadata on NOT_LEADER; Kafka's controller has taken the dead broker out
@@ -190,8 +192,13 @@ def run_fault(
                     wait_partitions(zk, TOPIC, PARTITIONS, isr_size=3, timeout_s=30)
                     victim = _pick_victim(zk, brokers, victim_kind)
                 before = len(acked)
+                stopping = time.monotonic()
                 local.stop_broker(victim, hard=hard)
                 phase(f"broker {victim} stopped")
+                took = time.monotonic() - stopping
+                assert took < CLEAN_STOP_S, (
+                    f"broker {victim} took {took:.1f} s to exit after SIGTERM (controlled shutdown of 3 partitions)"
+                )
                 wait_partitions(
                     zk, TOPIC, PARTITIONS, condition=lambda s, v=victim: s.leader not in (v, -1), timeout_s=30
                 )
