@@ -201,15 +201,15 @@ def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], li
     """The local engine's filter over a block's (keys, texts): the indexes of the entries to keep, or None
     when every entry is kept.
 
-    Cheap tests first: the time bounds on the raw key bytes (an orphan's empty key is below any lower
+    Cheap tests first: the time bounds on the raw keys, `[timestamp]` (an orphan's empty key is below any lower
     bound, and `\\xff` stands above any timestamp), then the topic as a substring (an entry that names a
     partition of T contains T), then --grep on the decoded entry, and only then is the first line parsed.
     """
     if spec.is_empty:
         return None
     bounded = spec.start is not None or spec.end is not None
-    low = spec.start.encode() if spec.start is not None else b"\x00"
-    high = spec.end.encode() if spec.end is not None else b"\xff"
+    low = b"[%s]" % spec.start.encode() if spec.start is not None else b"\x00"
+    high = b"[%s]" % spec.end.encode() if spec.end is not None else b"\xff"
     topic = spec.topic.encode() if spec.topic is not None else None
     search = compile_grep(spec.grep).search if spec.grep is not None else None
 

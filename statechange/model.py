@@ -14,8 +14,9 @@ class RawEntry(NamedTuple):
     """
 
     key: bytes
-    """The raw fixed-width timestamp (`2024-05-01 13:00:00,123`), or b"" for lines that precede a file's
-    first timestamp: such an orphan entry sorts before everything else of its stream."""
+    """The raw fixed-width timestamp in its brackets, as the entry's first line starts
+    (`[2024-05-01 13:00:00,123]`), or b"" for lines that precede a file's first timestamp: such an
+    orphan entry sorts before everything else of its stream."""
     text: bytes
     """The entry's original bytes without the `\\n` that ends its last line (a writer adds it back, also
     to a file's last line that had none); `\\r` of `\\r\\n` endings stays."""

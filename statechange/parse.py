@@ -14,44 +14,48 @@ from operator import itemgetter
 from kafkaops.statechange import patterns as p
 from kafkaops.statechange.model import Entry, Partition, RawEntry
 
-_TIMESTAMP = itemgetter(p.TIMESTAMP_SLICE)
+_KEY = itemgetter(slice(0, p.KEY_WIDTH))
 
 ORPHAN_KEY = b""
 """The key of lines that precede a file's first timestamp: they sort before everything in their stream."""
 
 
-def split_block(block: bytes, *, file_start: bool) -> tuple[list[bytes], list[bytes]]:
-    """Split a block of whole entries (see `last_entry_start`) into (keys, texts).
+def split_entries(lines: list[bytes], *, file_start: bool) -> tuple[list[bytes], list[bytes]]:
+    """Lines of whole entries (see `sources.read_lines`) into (keys, texts), one of each per entry.
 
-    A line starting with `[yyyy-MM-dd HH:mm:ss,SSS]` starts an entry; every other line (stack trace,
-    wrapped message, garbage) belongs to the entry above it. At the start of a file, lines before the
-    first timestamp form one orphan entry keyed ORPHAN_KEY. Only `\\n` ends a line, so `\\r\\n` files
-    pass through byte for byte. This is the merger's inner loop: the splitting and the key slices run in
-    C, nothing is decoded.
+    A line starting with `[yyyy-MM-dd HH:mm:ss,SSS]` starts an entry, and those 25 bytes are its key
+    (`model.RawEntry.key`); every other line (stack trace, wrapped message, garbage) belongs to the
+    entry above it. At the start of a file, lines before the first timestamp form one orphan entry keyed
+    ORPHAN_KEY. Lines come without their `\\n`, so `\\r\\n` files pass through byte for byte.
+
+    This is the merger's inner loop: one slice per line, then one test in C of all of them at once; a
+    list whose lines all start entries (most lists) is used as it is, its slices as its keys. Nothing
+    is decoded.
     """
-    texts = block.split(b"\n")
-    # Each line's first 25 bytes, digits masked to 0: `[0000-00-00 00:00:00,000]` iff it starts an entry.
-    shapes = b"\n".join(map(_HEAD, texts)).translate(_MASK_DIGITS)
-    if len(shapes) != len(texts) * _SHAPE_STEP - 1 or not _ENTRY_SHAPES.startswith(shapes):
-        continuations = list(compress(count(), map(_ENTRY_SHAPE.__ne__, shapes.split(b"\n"))))
+    texts = lines
+    keys = list(map(_KEY, texts))
+    heads = b"".join(keys)
+    # Digits masked to 0, a line that starts an entry begins with `[0000-00-00 00:00:00,000]`; the heads
+    # are all such iff they are KEY_WIDTH long each and together a prefix of _ENTRY_SHAPES.
+    if len(heads) != p.KEY_WIDTH * len(keys) or not _ENTRY_SHAPES.startswith(heads.translate(_MASK_DIGITS)):
+        shapes = b"\n".join(keys).translate(_MASK_DIGITS).split(b"\n")
+        continuations = list(compress(count(), map(_ENTRY_SHAPE.__ne__, shapes)))
         if continuations and continuations[0] == 0:
             del continuations[0]  # the first line starts the first text whatever it is
         if continuations:
             texts = _join_continuations(texts, continuations)
-    keys = list(map(_TIMESTAMP, texts))
+            keys = list(map(_KEY, texts))
     if file_start and not p.ENTRY_START_RE.match(texts[0]):
         keys[0] = ORPHAN_KEY
     return keys, texts
 
 
-_HEAD = itemgetter(slice(0, 2 + p.TIMESTAMP_WIDTH))
 _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _ENTRY_SHAPE = b"[0000-00-00 00:00:00,000]"
 """What a line that starts an entry (`patterns.ENTRY_START`) begins with, once its digits are masked."""
-_SHAPE_STEP = len(_ENTRY_SHAPE) + 1
-_ENTRY_SHAPES = (_ENTRY_SHAPE + b"\n") * (1 << 16)
-"""The masked heads of the lines of a block whose lines all start entries are a prefix of this (1.7 MB;
-a block of more lines takes the slow path, as any block with a continuation line does)."""
+_ENTRY_SHAPES = _ENTRY_SHAPE * (1 << 16)
+"""The masked heads of a list of lines that all start entries are a prefix of this (1.6 MB; a list of
+more lines takes the slow path, as any list with a continuation line does)."""
 
 
 def _join_continuations(lines: list[bytes], continuations: list[int]) -> list[bytes]:
@@ -70,15 +74,6 @@ def _join_continuations(lines: list[bytes], continuations: list[int]) -> list[by
     texts.append(b"\n".join(lines[first:done]))
     texts += lines[done:]
     return texts
-
-
-def last_entry_start(data: bytes) -> int:
-    """Index of the last line (not the first) that starts an entry, or -1: everything before it is a
-    block of whole entries, whatever follows."""
-    cut = data.rfind(b"\n[")
-    while cut >= 0 and not p.ENTRY_START_RE.match(data, cut + 1):
-        cut = data.rfind(b"\n[", 0, cut)
-    return cut + 1 if cut >= 0 else -1
 
 
 def _replace_as_java(error: UnicodeError) -> tuple[str, int]:

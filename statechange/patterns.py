@@ -26,6 +26,10 @@ TIMESTAMP_WIDTH = 23
 TIMESTAMP_SLICE = slice(1, 1 + TIMESTAMP_WIDTH)
 """Where the timestamp sits in a line that starts an entry (after the opening `[`)."""
 
+KEY_WIDTH = 2 + TIMESTAMP_WIDTH
+"""`[2024-05-01 13:00:00,123]`: the head of a line that starts an entry, which the streaming merge sorts
+by (brackets included: every key has them, so keys compare as their timestamps do)."""
+
 NUMBER = r"([0-9]{1,18})"
 """Ids, epochs and partition numbers; bounded so that the JVM side can cast to bigint without overflow."""
 

@@ -13,15 +13,15 @@ from kafkaops.cluster.state_change_log import BrokerLog, ControllerLog, ErrorTra
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 from kafkaops.statechange import patterns
 from kafkaops.statechange.model import Entry, Partition, RawEntry
-from kafkaops.statechange.parse import ORPHAN_KEY, last_entry_start, parse_entry, split_block
-from kafkaops.statechange.sources import read_blocks
+from kafkaops.statechange.parse import ORPHAN_KEY, parse_entry, split_entries
+from kafkaops.statechange.sources import read_lines
 
 KAFKA_LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")  # ../shared beside the repository
 
 
 def parse_line(line: str) -> Entry:
     """The entry of one first line (as written by log4j, without its newline)."""
-    keys, texts = split_block(line.encode(), file_start=True)
+    keys, texts = split_entries([line.encode()], file_start=True)
     assert len(texts) == 1
     return parse_entry(RawEntry(keys[0], texts[0], "test.log", 1))
 
@@ -29,8 +29,8 @@ def parse_line(line: str) -> Entry:
 def file_entries(path: str) -> list[Entry]:
     entries = []
     line = 1
-    for index, block in enumerate(read_blocks(path)):
-        keys, texts = split_block(block, file_start=index == 0)
+    for index, lines in enumerate(read_lines(path)):
+        keys, texts = split_entries(lines, file_start=index == 0)
         for key, text in zip(keys, texts, strict=True):
             entries.append(parse_entry(RawEntry(key, text, path, line)))
             line += text.count(b"\n") + 1
@@ -313,7 +313,7 @@ def test_lines_written_by_our_cluster() -> None:
         ),
     ]
     text = "".join(entry.format(when) for entry in written).encode()
-    keys, texts = split_block(text.rstrip(b"\n"), file_start=True)
+    keys, texts = split_entries(text.rstrip(b"\n").split(b"\n"), file_start=True)
     parsed = [parse_entry(RawEntry(k, t, "ours", 1)) for k, t in zip(keys, texts, strict=True)]
     assert [(e.actor, e.actor_id, e.controller_epoch) for e in parsed] == [
         ("controller", 2, 5),
@@ -346,8 +346,8 @@ def test_continuation_lines_belong_to_the_entry_above() -> None:
         b"[not a timestamp] line\n"
         b"[2024-05-01 13:00:00,001] INFO [Broker id=1] next (state.change.logger)"
     )
-    keys, texts = split_block(block, file_start=True)
-    assert keys == [ORPHAN_KEY, b"2024-05-01 13:00:00,000", b"2024-05-01 13:00:00,001"]
+    keys, texts = split_entries(block.split(b"\n"), file_start=True)
+    assert keys == [ORPHAN_KEY, b"[2024-05-01 13:00:00,000]", b"[2024-05-01 13:00:00,001]"]
     entries = [parse_entry(RawEntry(k, t, "f", 1)) for k, t in zip(keys, texts, strict=True)]
     assert entries[0].timestamp is None and entries[0].message == "leading garbage"
     assert entries[0].continuation == ("\tat before.first(Entry.java:1)",)
@@ -356,13 +356,16 @@ def test_continuation_lines_belong_to_the_entry_above() -> None:
         "\tat a.b(C.scala:1)",
         "[not a timestamp] line",
     )
+    # short lines whose heads, run together, look like a run of entry starts are still continuations
+    tricky = [b"[2024-05-01 13:00:00,000] a", b"[2024-05-01 1", b"3:00:00,000][2024-05-01 13:00:00,000] b"]
+    assert split_entries(tricky, file_start=True) == ([b"[2024-05-01 13:00:00,000]"], [b"\n".join(tricky)])
     # a block that does not start a file starts with an entry by construction; no orphan there
-    assert split_block(b"[2024-05-01 13:00:00,000] x", file_start=False)[0] == [b"2024-05-01 13:00:00,000"]
+    assert split_entries([b"[2024-05-01 13:00:00,000] x"], file_start=False)[0] == [b"[2024-05-01 13:00:00,000]"]
 
 
 def test_crlf_lines_keep_their_bytes_and_parse_without_cr() -> None:
     block = b"[2024-05-01 13:00:00,000] INFO [Broker id=1] Follower foo-0 starts (state.change.logger)\r\n\tat x\r"
-    keys, texts = split_block(block, file_start=True)
+    keys, texts = split_entries(block.split(b"\n"), file_start=True)
     assert texts == [block]
     entry = parse_entry(RawEntry(keys[0], texts[0], "f", 1))
     assert entry.message == "[Broker id=1] Follower foo-0 starts"
@@ -372,7 +375,7 @@ def test_crlf_lines_keep_their_bytes_and_parse_without_cr() -> None:
 
 def test_garbage_is_an_entry_never_an_exception() -> None:
     garbage = bytes(range(256)) * 40
-    keys, texts = split_block(garbage, file_start=True)
+    keys, texts = split_entries(garbage.split(b"\n"), file_start=True)
     assert keys == [ORPHAN_KEY] and texts == [garbage]
     entry = parse_entry(RawEntry(keys[0], texts[0], "f", 1))
     assert entry.timestamp is None and entry.actor is None and len(entry.continuation) == 40
@@ -381,10 +384,21 @@ def test_garbage_is_an_entry_never_an_exception() -> None:
     assert entry.actor_id == 1 and len(entry.partitions) == 1
 
 
-def test_last_entry_start() -> None:
-    data = b"[2024-05-01 13:00:00,000] a\n[x] b\n[2024-05-01 13:00:00,001] c\n\tat d\n[2024-05-0"
-    assert data[last_entry_start(data) :] == b"[2024-05-01 13:00:00,001] c\n\tat d\n[2024-05-0"
-    assert last_entry_start(b"[2024-05-01 13:00:00,000] only one entry\n\tat x\n") == -1
+@pytest.mark.parametrize("block_size", [1, 5, 26, 27, 64, 1 << 16])
+def test_read_lines_cuts_only_before_an_entry(tmp_path: Path, block_size: int) -> None:
+    """Whatever the reads, the lists are the file's lines, and each list but the first starts an entry."""
+    data = (
+        b"orphan\n[2024-05-01 13:00:00,000] a\r\n[x] b\n[2024-05-01 13:00:00,001] c\n\tat d\n\n"
+        b"[2024-05-01 13:00:00,002] e\n[2024-05-0"
+    )
+    path = tmp_path / "f.log"
+    for content in (data, data + b"1 13:00:00,003] f\n", b"\n", b"x"):
+        path.write_bytes(content)
+        lists = list(read_lines(str(path), block_size))
+        assert [line for lines in lists for line in lines] == content.removesuffix(b"\n").split(b"\n")
+        assert all(patterns.ENTRY_START_RE.match(lines[0]) for lines in lists[1:])
+    path.write_bytes(b"")
+    assert list(read_lines(str(path), block_size)) == []
 
 
 def test_patterns_use_the_common_subset_of_python_and_java() -> None:
