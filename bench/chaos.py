@@ -549,19 +549,17 @@ class LiveConsumer:
         try:
             consumer.assign([CTopicPartition(t, p, OFFSET_BEGINNING) for t, p in self._partitions])
             while not self._stop.is_set():
-                message = consumer.poll(0.2)
-                if message is None:
-                    continue
-                problem = message.error()
-                if problem is not None:
-                    self.errors[problem.name()] += 1
-                    continue
-                key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
-                value = message.value() or b""
-                before = self.seen.get(key)
-                if before is not None and before != value:
-                    self.reread_conflicts.append((*key, before, value))
-                self.seen[key] = value
+                for message in consumer.consume(num_messages=500, timeout=0.2):
+                    problem = message.error()
+                    if problem is not None:
+                        self.errors[problem.name()] += 1
+                        continue
+                    key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
+                    value = message.value() or b""
+                    before = self.seen.get(key)
+                    if before is not None and before != value:
+                        self.reread_conflicts.append((*key, before, value))
+                    self.seen[key] = value
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
         finally:
@@ -681,6 +679,9 @@ class ChaosRun:
         self.closing = threading.Event()
         """Teardown: episodes stop instead of starting processes."""
         self.slow_stops: list[tuple[int, float]] = []
+        self.warnings: list[str] = []
+        """Misbehaviour reported but not failing the run (no data or progress at stake): a broker's partial
+        Metadata answer."""
         self.injected: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
         self.action_errors: list[str] = []
@@ -846,6 +847,7 @@ class ChaosRun:
         queue = list(self.schedule)
         deferred_since: dict[int, float] = {}
         next_health_check = 0.0
+        next_progress = 30.0
         end = self.config.duration_s
         while (now := self.log.now()) < end:
             for action in [a for a in queue if a.at_s <= now]:
@@ -860,6 +862,13 @@ class ChaosRun:
             if now >= next_health_check:
                 self.check_health()
                 next_health_check = now + 2.0
+            if now >= next_progress:
+                acked = sum(len(w.acked) for w in self.producers.values())
+                read = len(self.consumer.seen) if self.consumer is not None else 0
+                with self.lock:
+                    held = sorted(self.impaired)
+                self.log(f"progress: {acked} acked, {read} read live, brokers held by faults {held}")
+                next_progress = now + 30.0
             time.sleep(0.1)
         for action in queue:
             self.skip(action.kind, f"planned at +{action.at_s:.0f}s, the chaos phase is over")
@@ -899,8 +908,8 @@ class ChaosRun:
                     f"at +{self.log.now():.1f}s"
                 )
                 with self.lock:
-                    self.anomalies.append(message)
-                self.log(f"ANOMALY {message}")
+                    self.warnings.append(message)
+                self.log(f"WARNING {message}")
 
     def skip(self, kind: str, why: str) -> None:
         with self.lock:
@@ -953,6 +962,11 @@ class ChaosRun:
         with self.lock:
             self.action_errors.append(message)
         self.log(f"ERROR {message}")
+
+    def anomaly(self, message: str) -> None:
+        with self.lock:
+            self.anomalies.append(message)
+        self.log(f"ANOMALY {message}")
 
     def record(self, kind: str, **detail: Any) -> None:
         with self.lock:
@@ -1053,12 +1067,41 @@ class ChaosRun:
             with self.lock:
                 self.slow_stops.append((broker, round(took, 1)))
 
-    def restart_broker(self, broker: int) -> None:
-        if self.closing.is_set():
-            raise Interrupted("closing")
+    def restart_broker(self, broker: int, attempts: int = 5) -> None:
+        """Start `broker` again and wait for its new registration.
+
+        A broker refuses to start while its old registration is still held by a session that has not
+        expired yet (Kafka's "node already exists and owner ... does not match current session"): after a
+        SIGKILL, ZooKeeper expires the old session one session timeout later, or later still if the
+        ensemble elected a new leader meanwhile (the new leader restarts every session's timer). Like an
+        operator, the runner starts it again then. Raises TimeoutError or RuntimeError (it exited)."""
         started = time.monotonic()
-        self.local.start_broker(broker, wait=True, timeout_s=self.config.session_timeout_ms / 1000 + 60)
-        self.log(f"broker {broker} registered again after {time.monotonic() - started:.1f}s")
+        path = znodes.BrokerIdZNode.path(broker)
+        timeout_s = self.config.session_timeout_ms / 1000 + 60
+        for attempt in range(1, attempts + 1):
+            if self.closing.is_set():
+                raise Interrupted("closing")
+            entry = self.zk_call(lambda zk: zk.get(path))
+            stale = entry[1].czxid if entry is not None else None
+            self.local.start_broker(broker, wait=False)
+            deadline = time.monotonic() + timeout_s
+            while True:
+                entry = self.zk_call(lambda zk: zk.get(path))
+                if entry is not None and entry[1].czxid != stale:
+                    self.log(f"broker {broker} registered again after {time.monotonic() - started:.1f}s")
+                    return
+                if self.local.broker_pid(broker) is None:
+                    break
+                if time.monotonic() > deadline:
+                    self.anomaly(f"broker {broker} runs but did not register within {timeout_s:.0f}s of starting")
+                    raise TimeoutError(f"broker {broker} runs but did not register within {timeout_s:.0f}s")
+                time.sleep(0.2)
+            last = last_line(self.server_tail(broker, 3))
+            self.log(f"broker {broker} exited during start-up (attempt {attempt}): {last}")
+            if "already exists" not in last or attempt == attempts:
+                self.anomaly(f"broker {broker} exited during start-up: {last}")
+                raise RuntimeError(f"broker {broker} exited during start-up: {last}")
+            time.sleep(2.0)
 
     def wait_rejoined(self, broker: int, timeout_s: float | None = None) -> bool:
         """Wait until `broker` is in the ISR of every surviving partition it replicates (so a fault that
@@ -1066,18 +1109,31 @@ class ChaosRun:
         partitions = self.surviving_partitions()
         timeout_s = timeout_s if timeout_s is not None else self.config.heal_timeout_s
 
+        started = time.monotonic()
+
         def rejoined() -> bool:
+            """In every ISR, as written after the broker's current registration: an ISR that still names
+            it from before its restart (the controller has not caught up) does not count, for 15 s."""
             if self.closing.is_set():
                 raise Interrupted("closing")
             replicas = self.assignments(self.surviving)
-            states = self.partition_states(partitions)
-            return all(
-                broker in (states[tp].isr if states.get(tp) else ())
-                for tp in partitions
-                if broker in replicas.get(tp, ())
-            )
+            mine = [tp for tp in partitions if broker in replicas.get(tp, ())]
+            paths = {tp: znodes.TopicPartitionStateZNode.path(*tp) for tp in mine}
+            registration = znodes.BrokerIdZNode.path(broker)
+            found = self.zk_call(lambda zk: zk.get_many([registration, *paths.values()]))
+            if found[registration] is None:
+                return False
+            epoch = found[registration][1].czxid
+            patient = time.monotonic() - started < 15
+            for tp, path in paths.items():
+                entry = found[path]
+                if entry is None:
+                    return False
+                state = znodes.TopicPartitionStateZNode.decode(tp[0], tp[1], entry[0], entry[1].version)
+                if broker not in state.leader_and_isr.isr or (patient and entry[1].mzxid < epoch):
+                    return False
+            return True
 
-        started = time.monotonic()
         try:
             self.wait_for(rejoined, timeout_s, f"broker {broker} back in every ISR")
         except TimeoutError:
@@ -1621,6 +1677,12 @@ class ChaosRun:
             else "took over 20 s (broker, s): " + ", ".join(f"({b}, {t})" for b, t in self.slow_stops),
         )
         checks.add_row(
+            "client-visible metadata",
+            "-" if not self.warnings else "WARN",
+            "; ".join(self.warnings[:4]) + (f" (+{len(self.warnings) - 4})" if len(self.warnings) > 4 else "")
+            or "no send refused for lack of a partition",
+        )
+        checks.add_row(
             "brokers behaved",
             "ok" if not self.anomalies else "FAILED",
             "; ".join(self.anomalies) or "no unexpected exit, every expired session re-registered",
@@ -1675,6 +1737,7 @@ class ChaosRun:
             "checks": {name: {"ok": ok, "detail": detail} for name, (ok, detail) in self.checks.items()},
             "anomalies": self.anomalies,
             "slow_clean_stops": self.slow_stops,
+            "warnings": self.warnings,
             "action_errors": self.action_errors,
             "records": {
                 topic: {
