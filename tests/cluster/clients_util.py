@@ -184,17 +184,12 @@ def confluent_produce(
         return delivered
 
     for index, record in enumerate(records):
+        options: dict[str, Any] = {"headers": list(record.headers) or None, "on_delivery": report(index)}
+        if record.timestamp is not None:
+            options["timestamp"] = record.timestamp
         while True:
             try:
-                producer.produce(
-                    topic,
-                    value=record.value,
-                    key=record.key,
-                    partition=record.partition,
-                    headers=list(record.headers) or None,
-                    on_delivery=report(index),
-                    **({"timestamp": record.timestamp} if record.timestamp is not None else {}),
-                )
+                producer.produce(topic, value=record.value, key=record.key, partition=record.partition, **options)
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -342,7 +337,6 @@ def confluent_consume(
         got: list[Rec] = []
         counts: dict[int, int] = defaultdict(int)
         at_end: set[int] = set()
-        errors: list[str] = []
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if all(p in at_end and counts[p] >= (expect or {}).get(p, 0) for p in partitions):
@@ -351,19 +345,20 @@ def confluent_consume(
             if message is None:
                 continue
             error = message.error()
+            partition = message.partition()
             if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(message.partition())
+                if error.code() == KafkaError._PARTITION_EOF and partition is not None:
+                    at_end.add(partition)
                     continue
                 if error.fatal() or message.topic() == topic:
                     raise AssertionError(f"confluent-kafka consumer error: {error}")
-                errors.append(str(error))  # e.g. the group coordinator, which assign() does not need
-                continue
-            at_end.discard(message.partition())
-            counts[message.partition()] += 1
-            got.append(
-                Rec(message.partition(), message.key(), message.value(), _headers(message.headers()), message.offset())
-            )
+                continue  # e.g. about the group coordinator, which assign() does not need
+            offset = message.offset()
+            assert partition is not None and offset is not None, f"a record without partition or offset: {message}"
+            at_end.discard(partition)
+            counts[partition] += 1
+            headers = message.headers()
+            got.append(Rec(partition, message.key(), message.value(), _headers(headers), offset))  # type: ignore[arg-type]
         return got
     finally:
         consumer.close()

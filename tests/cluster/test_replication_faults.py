@@ -45,6 +45,7 @@ import pytest
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import LeaderAndIsr
 from tests.cluster.clients_util import (
     Background,
     Rec,
@@ -199,9 +200,11 @@ def run_fault(
                 assert took < CLEAN_STOP_S, (
                     f"broker {victim} took {took:.1f} s to exit after SIGTERM (controlled shutdown of 3 partitions)"
                 )
-                wait_partitions(
-                    zk, TOPIC, PARTITIONS, condition=lambda s, v=victim: s.leader not in (v, -1), timeout_s=30
-                )
+
+                def moved_away(state: LeaderAndIsr, gone: int = victim) -> bool:
+                    return state.leader not in (gone, -1)
+
+                wait_partitions(zk, TOPIC, PARTITIONS, condition=moved_away, timeout_s=30)
                 phase("new leaders")
                 if bounce:
                     local.start_broker(victim)
