@@ -131,6 +131,8 @@ class ChaosConfig:
     max_impaired: int = 1
     """Brokers down or frozen at once, at most."""
     heal_timeout_s: float = 240.0
+    clean_stop_timeout_s: float = 60.0
+    """After a SIGTERM, how long a broker may take to exit before it gets a SIGKILL."""
     """Per phase of the end: healing, intents, full ISRs, reading, replica comparison."""
     warmup_s: float = 8.0
 
@@ -1037,6 +1039,9 @@ class ChaosRun:
             victim, reason = broker, why
             try:
                 for number in range(1, action.bounces + 1):
+                    if number > 1 and self.ending.is_set():
+                        self.log(f"{action.kind}: no bounce {number} (the chaos phase is over)")
+                        return
                     if number > 1:
                         # Kafka's replication_test bounces the current leader / controller again
                         again, reason = self.resolve_broker(target, action.pick, mine=victim)
@@ -1059,11 +1064,17 @@ class ChaosRun:
         return shutdown if mode.endswith("_shutdown") else bounce
 
     def stop_broker(self, broker: int, hard: bool) -> None:
+        """SIGKILL, or SIGTERM and up to `clean_stop_timeout_s` for the controlled shutdown before a SIGKILL
+        (as a service manager would; Kafka's system tests wait 60 s)."""
         started = time.monotonic()
-        self.local.stop_broker(broker, hard=hard, timeout_s=120)
+        timeout_s = self.config.clean_stop_timeout_s
+        self.local.stop_broker(broker, hard=hard, timeout_s=timeout_s)
         took = time.monotonic() - started
-        self.log(f"broker {broker} stopped after {took:.1f}s")
-        if not hard and took > 20:
+        killed = not hard and took >= timeout_s
+        self.log(
+            f"broker {broker} stopped after {took:.1f}s" + (" (SIGKILL: SIGTERM did not end it)" if killed else "")
+        )
+        if not hard and took > min(20.0, timeout_s - 1):
             with self.lock:
                 self.slow_stops.append((broker, round(took, 1)))
 
@@ -1113,7 +1124,7 @@ class ChaosRun:
 
         def rejoined() -> bool:
             """In every ISR, as written after the broker's current registration: an ISR that still names
-            it from before its restart (the controller has not caught up) does not count, for 15 s."""
+            it from before its restart (the controller has not caught up) does not count, for 5 s."""
             if self.closing.is_set():
                 raise Interrupted("closing")
             replicas = self.assignments(self.surviving)
@@ -1124,7 +1135,7 @@ class ChaosRun:
             if found[registration] is None:
                 return False
             epoch = found[registration][1].czxid
-            patient = time.monotonic() - started < 15
+            patient = time.monotonic() - started < 5
             for tp, path in paths.items():
                 entry = found[path]
                 if entry is None:
@@ -1846,6 +1857,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"comma list of kinds (default all): {', '.join(ALL_KINDS)}; or a mode, a target, broker, admin",
     )
     parser.add_argument("--heal-timeout", type=float, default=240.0)
+    parser.add_argument(
+        "--clean-stop-timeout", type=float, default=60.0, help="seconds after SIGTERM before SIGKILL (default 60)"
+    )
     parser.add_argument("--state-dir", type=Path, default=None, help="default: a new temporary directory (kept)")
     parser.add_argument("--keep-data", action="store_true", help="keep the partition logs after a passing run")
     parser.add_argument("--print-schedule", action="store_true", help="print the planned actions and exit")
@@ -1876,6 +1890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         admin_every_s=args.admin_every,
         max_impaired=args.max_impaired if args.max_impaired is not None else (1 if args.brokers <= 3 else 2),
         heal_timeout_s=args.heal_timeout,
+        clean_stop_timeout_s=args.clean_stop_timeout,
     )
     if args.print_schedule:
         for action in plan_schedule(config):
