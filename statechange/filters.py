@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
+import re._constants
+import re._parser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,9 +34,9 @@ from kafkaops.statechange.parse import (
     entry_text,
     first_line,
     is_legal_topic,
+    iter_partitions,
     parse_actor,
     parse_first_line,
-    partitions_in,
 )
 
 PARTITIONS_NEED_TOPIC = 'The option "[topic]" needs to be provided an argument when specifying partition ids'
@@ -201,9 +203,11 @@ def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], li
     """The local engine's filter over a block's (keys, texts): the indexes of the entries to keep, or None
     when every entry is kept.
 
-    Cheap tests first: the time bounds on the raw keys, `[timestamp]` (an orphan's empty key is below any lower
-    bound, and `\\xff` stands above any timestamp), then the topic as a substring (an entry that names a
-    partition of T contains T), then --grep on the decoded entry, and only then is the first line parsed.
+    Cheap tests first: the time bounds on the raw keys, `[timestamp]` (an orphan's empty key is below
+    any lower bound, and `\\xff` stands above any timestamp), for the whole block at once where it lies
+    inside or outside the bounds; then the topic as a substring (an entry that names a partition of T
+    contains T); then --grep, on the entries that contain its required literal if it has one; and only
+    then is the first line parsed.
     """
     if spec.is_empty:
         return None
@@ -211,12 +215,22 @@ def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], li
     low = b"[%s]" % spec.start.encode() if spec.start is not None else b"\x00"
     high = b"[%s]" % spec.end.encode() if spec.end is not None else b"\xff"
     topic = spec.topic.encode() if spec.topic is not None else None
-    search = compile_grep(spec.grep).search if spec.grep is not None else None
+    grep = compile_grep(spec.grep) if spec.grep is not None else None
+    search = grep.search if grep is not None else None
+    literal = required_literal(grep) if grep is not None else None
 
     def select(keys: list[bytes], texts: list[bytes]) -> list[int]:
-        kept: Iterable[int] = [i for i, key in enumerate(keys) if low <= key <= high] if bounded else range(len(keys))
+        kept: Iterable[int] = range(len(keys))
+        if bounded and keys:
+            first, last = min(keys), max(keys)
+            if last < low or first > high:
+                return []
+            if first < low or last > high:
+                kept = [i for i, key in enumerate(keys) if low <= key <= high]
         if topic is not None:
             kept = [i for i in kept if topic in texts[i]]
+        if literal is not None:
+            kept = [i for i in kept if literal in texts[i]]
         if search is not None:
             kept = [i for i in kept if search(entry_text(texts[i])) is not None]
         if spec.needs_fields:
@@ -224,6 +238,32 @@ def entry_selector(spec: EntryFilter) -> Callable[[list[bytes], list[bytes]], li
         return list(kept)
 
     return select
+
+
+def required_literal(pattern: re.Pattern[str]) -> bytes | None:
+    """Bytes that every entry whose text (`parse.entry_text`) `pattern` matches contains, or None: the
+    longest run of plain characters in the pattern's top-level sequence (`correlationId 5` in
+    `correlationId 5[0-9]*`), in UTF-8. Without `\\r`, `\\n` (the text has line ends normalised) and
+    U+FFFD (it may stand for other bytes), and none at all under IGNORECASE or with a top-level `|`.
+
+    An optimisation only: reads the pattern with `re._parser`, CPython's own parser, which is not a
+    public API; if that fails (another Python), there is no literal and every entry is searched.
+    """
+    try:
+        parsed = re._parser.parse(pattern.pattern, pattern.flags)  # type: ignore[attr-defined]
+        if parsed.state.flags & re.IGNORECASE:
+            return None
+        best, run = "", ""
+        for opcode, value in parsed:
+            char = chr(value) if opcode is re._constants.LITERAL else ""  # type: ignore[attr-defined]
+            if char and char not in "\r\n\ufffd":
+                run += char
+                best = max(best, run, key=len)
+            else:
+                run = ""
+    except Exception:  # noqa: BLE001 - any failure only costs the optimisation
+        return None
+    return best.encode() if best else None
 
 
 def fields_match(spec: EntryFilter, key: bytes, text: bytes) -> bool:
@@ -242,5 +282,5 @@ def fields_match(spec: EntryFilter, key: bytes, text: bytes) -> bool:
             return False
     return spec.topic is None or any(
         p.topic == spec.topic and (not spec.partitions or p.partition in spec.partitions)
-        for p in partitions_in(message)
+        for p in iter_partitions(message)
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from itertools import compress, count
 from operator import itemgetter
 
@@ -189,14 +190,18 @@ def _first_group(match: re.Match[str], groups: tuple[int, ...]) -> int | None:
 
 def partitions_in(message: str) -> tuple[Partition, ...]:
     """Every partition the message names, in any of the forms of `patterns.PARTITION`, first seen first."""
-    found: dict[Partition, None] = {}
+    return tuple(dict.fromkeys(iter_partitions(message)))
+
+
+def iter_partitions(message: str) -> Iterator[Partition]:
+    """The partitions the message names, in order, repeats included; lazily, for a filter that stops at
+    the first one it wants."""
     for match in p.PARTITION_RE.finditer(message):
         for topic_group, partition_group in p.PARTITION_GROUPS:
             topic = match.group(topic_group)
             if topic is not None:
-                found.setdefault(Partition(topic, int(match.group(partition_group))))
+                yield Partition(topic, int(match.group(partition_group)))
                 break
-    return tuple(found)
 
 
 def is_legal_topic(topic: str) -> bool:

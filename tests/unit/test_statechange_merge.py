@@ -85,7 +85,9 @@ LINE = st.one_of(
     block_size=st.sampled_from([1, 7, 64, 4096]),
     window=st.one_of(st.none(), st.tuples(st.integers(0, 30), st.integers(0, 30))),
     level=st.sampled_from([None, "INFO", "ERROR"]),
-    grep=st.sampled_from([None, "INFO", r"^\[", r"(?m)^\tat", r"\)$", r"\n", "\ufffd", r"(?i)error \w", "z$|^$"]),
+    grep=st.sampled_from(
+        [None, "INFO", r"^\[", r"(?m)^\tat", r"\)$", r"\n", "by \ufffd", r"(?i)error \w", "z$|^$", "logger\\)\n\tat x"]
+    ),
 )
 def test_merge_equals_heapq_merge(
     tmp_path_factory: pytest.TempPathFactory,
@@ -318,6 +320,24 @@ def test_grep_text_and_ascii_classes(tmp_path: Path) -> None:
     for pattern, kept in [(r"a \d", False), ("a \u0663", True), (r"\xe9 \W", True), (r"(?i)\xc9", False),
                           (r"\r", False), (r"b\n\tat c$", True), ("^\\[", True), ("\ufffd$", False)]:  # fmt: skip
         assert bool(run_merge([[path]], EntryFilter(grep=pattern))) == kept, pattern
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"(?m)^\tat kafka\.controller\.", b"\tat kafka.controller."),
+        (r"foo\d+barbaz", b"barbaz"),  # the longest run
+        ("x(?i:abc)y", b"x"),  # a scoped flag's group is not a plain character
+        ("caf\u00e9 x", "caf\u00e9 x".encode()),
+        ("ab\r\ncd", b"ab"),  # line ends are normalised in the text, not in the bytes
+        ("x\ufffdyz", b"yz"),  # U+FFFD in the text may be any invalid bytes
+        ("(?i)abc", None),
+        ("abc|def", None),
+        ("[ab]+", None),
+    ],
+)
+def test_required_literal(pattern: str, literal: bytes | None) -> None:
+    assert filters.required_literal(filters.compile_grep(pattern)) == literal
 
 
 @pytest.mark.parametrize(
