@@ -47,6 +47,7 @@ from kafkaops.cluster.protocol.errors import (
     CorruptMessageError,
     InvalidFrameError,
     KafkaProtocolError,
+    KafkaStorageError,
     LeaderNotAvailableError,
     MessageTooLargeError,
     NetworkExceptionError,
@@ -474,8 +475,10 @@ _REFRESH_METADATA = (
     NotLeaderOrFollowerError,
     NetworkExceptionError,
     RequestTimedOutError,
+    KafkaStorageError,
 )
-"""Errors after which the leader we asked may have moved: refresh the metadata before retrying."""
+"""Errors after which the leader we asked may have moved: refresh the metadata before retrying (Java's
+client treats KAFKA_STORAGE_ERROR as invalid metadata too: the controller moves such leaders away)."""
 
 
 class KafkaClient:

@@ -16,7 +16,6 @@ thread only. Disk writes happen on the loop: appends land in the page cache and 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,11 +128,11 @@ class ReplicaFetcher:
         self.partitions.pop(tp, None)
 
     async def shutdown(self) -> None:
+        self._close()
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        self._close()
+            # Bounded: a broker's shutdown must not hang on one fetcher.
+            await asyncio.wait({self._task}, timeout=5)
 
     # --- the loop --------------------------------------------------------------------------------------
 
@@ -160,15 +159,16 @@ class ReplicaFetcher:
 
     async def _send(self, api_key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if self._connection is None:
-            self._connection = await asyncio.wait_for(
-                asyncio.open_connection(*self.address, limit=1 << 20), self.socket_timeout_s
-            )
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancellation of shutdown.
+            async with asyncio.timeout(self.socket_timeout_s):
+                self._connection = await asyncio.open_connection(*self.address, limit=1 << 20)
         reader, writer = self._connection
         self._correlation_id += 1
         header = RequestHeader(api_key, version, self._correlation_id, f"broker-{self.broker_id}-fetcher-0")
         writer.write(frame(encode_request(header, body)))
         await writer.drain()
-        payload = await asyncio.wait_for(read_frame(reader, 1 << 30), self.socket_timeout_s)
+        async with asyncio.timeout(self.socket_timeout_s):
+            payload = await read_frame(reader, 1 << 30)
         if payload is None:
             raise ConnectionError(f"leader {self.leader_id} closed the connection")
         correlation_id, response = decode_response(api_key, version, payload)

@@ -230,6 +230,9 @@ class ReplicaManager:
             return UNKNOWN_TOPIC_OR_PARTITION
         partition = self.partitions.get(tp)
         previous_epoch = partition.leader_epoch if partition is not None else -1
+        if partition is not None and partition.log.offline:
+            write(self.log.ignoring_leader_and_isr_offline_dir(controller_id, correlation_id, epoch, tp))
+            return KAFKA_STORAGE_ERROR
         if partition is not None and state["leader_epoch"] < partition.leader_epoch:
             write(
                 self.log.ignoring_leader_and_isr_stale_leader_epoch(
@@ -676,7 +679,8 @@ class ReplicaManager:
             for tp, _ in requested:
                 self._fetch_waiters.setdefault(tp, set()).add(waiter)
             try:
-                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+                async with asyncio.timeout(remaining):  # not wait_for: it can swallow a cancellation on 3.11
+                    await waiter
             except TimeoutError:
                 pass
             finally:

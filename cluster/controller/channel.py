@@ -240,9 +240,12 @@ class ControllerBrokerRequestBatch:
         log: ControllerLog,
         sink: StateChangeSink,
         stop_replica_callback: Callable[[int, bool], ResponseCallback | None] = lambda broker, delete: None,
+        leader_and_isr_callback: ResponseCallback | None = None,
     ) -> None:
         """Send everything collected, to brokers that are live (or shutting down) only."""
-        self._send_leader_and_isr(controller_epoch, channel, live_brokers, broker_epochs, log, sink)
+        self._send_leader_and_isr(
+            controller_epoch, channel, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
+        )
         self._send_update_metadata(
             controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink
         )
@@ -254,7 +257,7 @@ class ControllerBrokerRequestBatch:
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()
 
-    def _send_leader_and_isr(self, controller_epoch, channel, live_brokers, broker_epochs, log, sink) -> None:  # type: ignore[no-untyped-def]
+    def _send_leader_and_isr(self, controller_epoch, channel, live_brokers, broker_epochs, log, sink, callback) -> None:  # type: ignore[no-untyped-def]
         trace = sink.enabled(Level.TRACE)
         # One wire-shaped state per partition, shared by every broker's request (the encoder only reads it).
         built: dict[TopicPartition, dict[str, Any]] = {}
@@ -307,7 +310,7 @@ class ControllerBrokerRequestBatch:
                     if b in live_brokers
                 ],
             }
-            channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body)
+            channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, callback)
 
     def _send_update_metadata(  # type: ignore[no-untyped-def]
         self, controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink

@@ -119,6 +119,20 @@ class ReplicaLeaderElection:
 
 
 @dataclass(frozen=True)
+class LogDirEventNotification:
+    """A child of `/log_dir_event_notification`: a broker lost a log dir."""
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrResponseReceived:
+    """A LeaderAndIsr answer naming replicas on offline log dirs (KAFKA_STORAGE_ERROR) or from a broker
+    that had some."""
+
+    broker_id: int
+    partition_errors: tuple[tuple[TopicPartition, int], ...]
+
+
+@dataclass(frozen=True)
 class ZkPartitionReassignment:
     """`/admin/reassign_partitions` was created, changed or deleted."""
 
@@ -288,6 +302,10 @@ class KafkaController:
                 self._on_isr_change_notification()
             elif isinstance(event, PreferredReplicaLeaderElection):
                 self._on_preferred_replica_election_znode()
+            elif isinstance(event, LogDirEventNotification):
+                self._on_log_dir_event_notification()
+            elif isinstance(event, LeaderAndIsrResponseReceived):
+                self._on_leader_and_isr_response(event)
             elif isinstance(event, ZkPartitionReassignment):
                 self._on_zk_partition_reassignment(resume=False)
             elif isinstance(event, PartitionReassignmentIsrChange):
@@ -367,6 +385,12 @@ class KafkaController:
         ChildrenWatch(zk.kazoo, znodes.TopicsZNode.path(), self._watch(generation, TopicChange()), send_event=True)
         ChildrenWatch(
             zk.kazoo, znodes.DeleteTopicsZNode.path(), self._watch(generation, TopicDeletion()), send_event=True
+        )
+        ChildrenWatch(
+            zk.kazoo,
+            znodes.LogDirEventNotificationZNode.path(),
+            self._watch(generation, LogDirEventNotification()),
+            send_event=True,
         )
         ChildrenWatch(
             zk.kazoo,
@@ -516,9 +540,20 @@ class KafkaController:
             for replica in ctx.partition_replica_assignment(tp):
                 state = ReplicaState.ONLINE if replica in live else ReplicaState.DELETION_INELIGIBLE
                 ctx.put_replica_state(PartitionReplica(tp, replica), state)
+        replicas = self._all_replicas()
         self._handle_replica_state_changes(
-            [r for r in self._all_replicas() if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE, batch
+            [r for r in replicas if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE, batch
         )
+        # Kafka's "Triggering offline replica state changes": a broker that died with the previous
+        # controller must still leave every ISR, or acks=all waits for it until the leaders shrink it.
+        offline = [
+            r
+            for r in replicas
+            if ctx.replica_state(r) is ReplicaState.DELETION_INELIGIBLE
+            and not ctx.is_topic_queued_up_for_deletion(r.partition.topic)
+        ]
+        if offline:
+            self._handle_replica_state_changes(offline, ReplicaState.OFFLINE, batch)
 
     def _partition_state_machine_startup(self, batch) -> None:
         ctx = self.context
@@ -1179,6 +1214,78 @@ class KafkaController:
 
         return received
 
+    # --- log dir failures (Kafka's `processLogDirEventNotification`) ----------------------------------
+
+    def _leader_and_isr_callback(self, broker_id: int, body: dict[str, Any]) -> None:
+        """On a send thread: only answers that matter for offline log dirs become events."""
+        partition_errors = tuple(
+            (TopicPartition(e["topic_name"], e["partition_index"]), e["error_code"])
+            for e in body.get("partition_errors", [])
+        )
+        storage_error = any(code == errors.KafkaStorageError.code for _, code in partition_errors)
+        if storage_error or broker_id in self.context.replicas_on_offline_dirs:
+            self.events.put(LeaderAndIsrResponseReceived(broker_id, partition_errors))
+
+    def _on_log_dir_event_notification(self) -> None:
+        """A broker reported a failed log dir: send LeaderAndIsr for all its replicas; its answers
+        (KAFKA_STORAGE_ERROR per replica on the dead dir) tell which replicas went offline."""
+        root = znodes.LogDirEventNotificationZNode.path()
+        children = sorted(self.zk.get_children(root) or [])
+        if not children:
+            return
+        brokers: set[int] = set()
+        for path, entry in self.zk.get_many(f"{root}/{child}" for child in children).items():
+            if entry is None:
+                continue
+            try:
+                brokers.add(znodes.LogDirEventNotificationSequenceZNode.decode(entry[0]))
+            except MalformedZNodeError as error:
+                log.error("Ignoring log dir event notification %s: %s", path, error)
+        ctx = self.context
+        live = sorted(b for b in brokers if b in ctx.live_broker_ids)
+        if live:
+            log.info("Sending LeaderAndIsr to broker(s) %s to find the replicas on failed log dirs", live)
+            replicas = sorted(ctx.replicas_on_brokers(live), key=_replica_order)
+            self._handle_replica_state_changes(replicas, ReplicaState.ONLINE)
+        self.zk.fenced_multi_many([[Op.delete(f"{root}/{child}")] for child in children], ctx.epoch_zk_version)
+
+    def _on_leader_and_isr_response(self, event: LeaderAndIsrResponseReceived) -> None:
+        ctx = self.context
+        if event.broker_id not in ctx.live_broker_ids:
+            return
+        offline = {tp for tp, code in event.partition_errors if code == errors.KafkaStorageError.code}
+        online = {tp for tp, code in event.partition_errors if code == errors.NONE}
+        previous = ctx.replicas_on_offline_dirs.get(event.broker_id, set())
+        current = (previous - online) | offline
+        if current:
+            ctx.replicas_on_offline_dirs[event.broker_id] = current
+        else:
+            ctx.replicas_on_offline_dirs.pop(event.broker_id, None)
+        newly_offline = sorted(current - previous, key=_tp_order)
+        if newly_offline:
+            log.error(
+                "Replicas of broker %s on offline log dirs: %s",
+                event.broker_id,
+                ",".join(map(str, newly_offline)),
+            )
+            self._on_replicas_become_offline([PartitionReplica(tp, event.broker_id) for tp in newly_offline])
+
+    def _on_replicas_become_offline(self, replicas: list[PartitionReplica]) -> None:
+        """Kafka's `onReplicasBecomeOffline`: partitions whose leader is now offline elect another, and the
+        offline replicas leave the ISR (topics being deleted: their replicas become ineligible)."""
+        ctx = self.context
+        batch = self._new_batch()
+        offline_leader = sorted(ctx.partitions_with_offline_leader(), key=_tp_order)
+        self._handle_partition_state_changes(offline_leader, PartitionState.OFFLINE, batch=batch)
+        self._trigger_online_partition_state_change(batch=batch)
+        deleting = [r for r in replicas if ctx.is_topic_queued_up_for_deletion(r.partition.topic)]
+        self._handle_replica_state_changes([r for r in replicas if r not in set(deleting)], ReplicaState.OFFLINE, batch)
+        if deleting:
+            self._handle_replica_state_changes(deleting, ReplicaState.DELETION_INELIGIBLE, batch)
+            ctx.mark_topics_ineligible_for_deletion({r.partition.topic for r in deleting})
+        batch.add_update_metadata(ctx.live_broker_ids, [])
+        self._send(batch)
+
     # --- ISR changes (§5.5) --------------------------------------------------------------------------
 
     def _on_isr_change_notification(self) -> None:
@@ -1711,6 +1818,7 @@ class KafkaController:
             self.scl,
             self.sink,
             self._stop_replica_callback,
+            self._leader_and_isr_callback,
         )
 
     def _write(self, entry: Any) -> None:
