@@ -322,6 +322,15 @@ def test_grep_text_and_ascii_classes(tmp_path: Path) -> None:
         assert bool(run_merge([[path]], EntryFilter(grep=pattern))) == kept, pattern
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab\x00", max_size=8).map(str.encode), min_size=1, max_size=20),
+    needle=st.sampled_from([b"a", b"ab", b"\x00", b"aa"]),
+)
+def test_containing(texts: list[bytes], needle: bytes) -> None:
+    assert filters.containing(needle, texts) == [i for i, text in enumerate(texts) if needle in text]
+
+
 @pytest.mark.parametrize(
     ("pattern", "literal"),
     [
