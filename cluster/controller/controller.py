@@ -45,6 +45,7 @@ from kafkaops.cluster.zk.values import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
+    TopicAssignment,
     TopicPartition,
     new_kafka_uuid,
 )
@@ -1091,7 +1092,12 @@ class KafkaController:
         if not added:
             return
         if ctx.is_topic_queued_up_for_deletion(topic):
-            log.info("Skipping adding partitions %s to topic %s since it is being deleted", added, topic)
+            log.warning(
+                "Skipping adding partitions %s for topic %s since it is currently being deleted",
+                ",".join(map(str, added)),
+                topic,
+            )
+            self._restore_partition_replica_assignment(topic, assignment, entry[1].version, known)
             return
         new_partitions = []
         for partition in added:
@@ -1099,6 +1105,28 @@ class KafkaController:
             ctx.update_partition_full_replica_assignment(tp, assignment.partitions[partition])
             new_partitions.append(tp)
         self._on_new_partition_creation(new_partitions)
+
+    def _restore_partition_replica_assignment(
+        self, topic: str, assignment: TopicAssignment, version: int, known: set[int]
+    ) -> None:
+        """Kafka's `restorePartitionReplicaAssignment`: partitions added to a topic being deleted are
+        written out of its znode again (conditionally on the version read, fenced on the epoch)."""
+        log.info("Restoring the partition replica assignment for topic %s", topic)
+        restored = {p: a for p, a in assignment.partitions.items() if p in known}
+        outcome = self.zk.fenced_multi_many(
+            [
+                [
+                    Op.set(
+                        znodes.TopicZNode.path(topic),
+                        znodes.TopicZNode.encode(restored, assignment.topic_id),
+                        version,
+                    )
+                ]
+            ],
+            self.context.epoch_zk_version,
+        )[0]
+        if isinstance(outcome, Exception):
+            log.warning("Could not restore the assignment of topic %s: %r", topic, outcome)
 
     def _on_topic_deletion(self) -> None:
         ctx = self.context
