@@ -532,7 +532,11 @@ class LiveConsumer:
         self.seen: dict[tuple[str, int, int], bytes] = {}
         self.reread_conflicts: list[tuple[str, int, int, bytes, bytes]] = []
         self.errors: Counter[str] = Counter()
+        """Errors the consumer reported (by name); its client retries them itself."""
+        self.last_error = ""
         self.error: BaseException | None = None
+        self.stats: dict[str, Any] = {}
+        """librdkafka's latest statistics (every 10 s): each partition's fetch state, leader, offsets."""
         self._bootstrap = bootstrap
         self._partitions = list(partitions)
         self._stop = threading.Event()
@@ -543,8 +547,14 @@ class LiveConsumer:
         from confluent_kafka import OFFSET_BEGINNING, Consumer
         from confluent_kafka import TopicPartition as CTopicPartition
 
+        def keep_stats(document: str) -> None:
+            with contextlib.suppress(ValueError):
+                self.stats = json.loads(document)
+
         try:
-            consumer = Consumer(_confluent_settings(self._bootstrap))
+            consumer = Consumer(
+                _confluent_settings(self._bootstrap, **{"statistics.interval.ms": 10000, "stats_cb": keep_stats})
+            )
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
             return
@@ -555,6 +565,7 @@ class LiveConsumer:
                     problem = message.error()
                     if problem is not None:
                         self.errors[problem.name()] += 1
+                        self.last_error = f"{message.topic()}-{message.partition()}: {problem.str()}"
                         continue
                     key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
                     value = message.value() or b""
@@ -571,6 +582,20 @@ class LiveConsumer:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(30)
+
+    def partition_states(self) -> str:
+        """Each assigned partition as librdkafka last described it: fetch state, leader, next offset, the
+        high watermark it knows (for diagnosing a consumer that stopped making progress)."""
+        shown = []
+        for topic, partitions in sorted((self.stats.get("topics") or {}).items()):
+            for partition, info in sorted(partitions.get("partitions", {}).items(), key=lambda kv: int(kv[0])):
+                if int(partition) < 0:
+                    continue
+                shown.append(
+                    f"{topic}-{partition}: {info.get('fetch_state')} leader {info.get('leader')} "
+                    f"next {info.get('next_offset')} hw {info.get('hi_offset')} epoch {info.get('leader_epoch')}"
+                )
+        return "; ".join(shown) or "no statistics yet"
 
 
 def read_to_end(
@@ -652,7 +677,9 @@ class Intent:
     exit_code: int | None = None
     output: str = ""
     status: str = "started"
-    """started → completed | refused (the CLI said no; not an intent) | not completed."""
+    """started → completed | failed (a controller refused it and said why, as Kafka does) | refused (the CLI
+    said no; no intent was written) | not completed."""
+    reason: str = ""
 
 
 class ChaosRun:
@@ -850,6 +877,7 @@ class ChaosRun:
         deferred_since: dict[int, float] = {}
         next_health_check = 0.0
         next_progress = 30.0
+        last_read = -1
         end = self.config.duration_s
         while (now := self.log.now()) < end:
             for action in [a for a in queue if a.at_s <= now]:
@@ -863,13 +891,21 @@ class ChaosRun:
                     self.skip(action.kind, f"its preconditions did not hold for {now - first:.0f}s")
             if now >= next_health_check:
                 self.check_health()
+                self.settle_intents()
                 next_health_check = now + 2.0
             if now >= next_progress:
                 acked = sum(len(w.acked) for w in self.producers.values())
                 read = len(self.consumer.seen) if self.consumer is not None else 0
+                errors = dict(self.consumer.errors) if self.consumer is not None else {}
                 with self.lock:
                     held = sorted(self.impaired)
-                self.log(f"progress: {acked} acked, {read} read live, brokers held by faults {held}")
+                self.log(
+                    f"progress: {acked} acked, {read} read live (consumer errors {errors or 'none'}), "
+                    f"brokers held by faults {held}"
+                )
+                if self.consumer is not None and read == last_read and now > 60:
+                    self.log(f"  the live consumer made no progress for 30 s: {self.consumer.partition_states()}")
+                last_read = read
                 next_progress = now + 30.0
             time.sleep(0.1)
         for action in queue:
@@ -925,6 +961,7 @@ class ChaosRun:
         if kind == "zk_node_kill":
             return not self.zk_busy
         if kind == "reassignment":
+            self.settle_intents()
             registered = self.zk_call(lambda zk: zk.get_sorted_broker_ids())
             return len(registered) >= REPLICATION_FACTOR and not self.exists(znodes.ReassignPartitionsZNode.path())
         if kind == "preferred_election":
@@ -1273,7 +1310,12 @@ class ChaosRun:
             plan.append({"topic": t, "partition": partition, "replicas": target})
         path = self.state_dir / f"reassignment-{len(self.intents)}.json"
         path.write_text(json.dumps({"version": 1, "partitions": plan}))
-        intent = Intent("reassignment", self.log.now(), f"{topic} → {[p['replicas'] for p in plan]}", {"plan": plan})
+        intent = Intent(
+            "reassignment",
+            self.log.now(),
+            f"{topic} → {[p['replicas'] for p in plan]}",
+            {"plan": plan, "file": str(path)},
+        )
         self.intents.append(intent)
         self.record(action.kind, topic=topic, plan=[p["replicas"] for p in plan], registered=brokers)
 
@@ -1398,22 +1440,14 @@ class ChaosRun:
             f"after {time.monotonic() - started:.1f}s"
         )
         for intent in self.intents:
-            if intent.status == "refused":
+            if intent.status not in ("started",):
                 continue
             if intent.kind == "reassignment":
-                planned = {(p["topic"], p["partition"]): p["replicas"] for p in intent.target["plan"]}
-                now = self.assignments(sorted({t for t, _ in planned}))
-                differ = {
-                    f"{t}-{p}": (want, now.get((t, p))) for (t, p), want in planned.items() if now.get((t, p)) != want
-                }
                 if znodes.ReassignPartitionsZNode.path() in left:
                     intent.status = "not completed"
                     intent.output += f"\n{znodes.ReassignPartitionsZNode.path()} still there"
-                elif differ:
-                    intent.status = "not completed"
-                    intent.output += f"\nassignments differ from the plan (planned, now): {differ}"
                 else:
-                    intent.status = "completed"
+                    self.settle_reassignment(intent)
             elif intent.kind == "preferred_election":
                 intent.status = "not completed" if znodes.PreferredReplicaElectionZNode.path() in left else "completed"
             elif intent.kind == "topic_deletion":
@@ -1422,14 +1456,56 @@ class ChaosRun:
                     znodes.TopicZNode.path(topic) not in left and znodes.DeleteTopicsTopicZNode.path(topic) not in left
                 )
                 intent.status = "completed" if gone else "not completed"
-        stuck = [i for i in self.intents if i.status == "not completed"]
+        stuck = [i for i in self.intents if i.status in ("not completed", "started")]
         refused = [i for i in self.intents if i.status == "refused"]
+        failed = [i for i in self.intents if i.status == "failed"]
         self.checks["intents"] = (
             not stuck,
-            f"{sum(i.status == 'completed' for i in self.intents)} completed, {len(refused)} refused by the CLI, "
-            f"{len(stuck)} not completed"
+            f"{sum(i.status == 'completed' for i in self.intents)} completed, {len(failed)} reported failed"
+            + (f" ({'; '.join(i.kind + ': ' + i.reason for i in failed)})" if failed else "")
+            + f", {len(refused)} refused by the CLI, {len(stuck)} not completed"
             + (f" ({', '.join(i.kind + ': ' + i.detail for i in stuck)})" if stuck else ""),
         )
+
+    def settle_reassignment(self, intent: Intent) -> None:
+        """A reassignment whose znode is gone: `reassign-partitions --verify` says, per partition, complete or
+        failed ("There is no active reassignment of partition ..., but replica set is ... rather than ...");
+        a failed partition must have been reported by a controller ("Failed reassignment through zk")."""
+        code, output = self.cli(
+            "reassign-partitions", "--zookeeper", self.connect, "--reassignment-json-file", intent.target["file"],
+            "--verify", "--preserve-throttles",
+        )  # fmt: skip
+        lines = output.splitlines()
+        intent.output += "\n--verify: " + " / ".join(lines[-8:])
+        if any("still in progress" in line for line in lines) or code not in (0, 1):
+            return
+        failed = [line for line in lines if line.startswith("There is no active reassignment")]
+        if not failed:
+            intent.status = "completed"
+            self.log(f"reassignment at +{intent.at:.0f}s: complete")
+            return
+        reports = [
+            line.strip()
+            for broker in self.local.broker_ids()
+            for line in (self.local.broker_dir(broker) / "logs" / "server.out").read_text(errors="replace").splitlines()
+            if "Failed reassignment through zk" in line
+        ]
+        partitions = [line.split("partition ", 1)[1].split(",", 1)[0] for line in failed]
+        unexplained = [p for p in partitions if not any(f"{p} ->" in report for report in reports)]
+        intent.reason = "; ".join(failed) + (
+            " — the controller logged: " + " | ".join(r[r.find("Failed") :][:200] for r in reports[-2:])
+            if reports
+            else ""
+        )
+        intent.status = "not completed" if unexplained else "failed"
+        self.log(f"reassignment at +{intent.at:.0f}s: {intent.status}: {intent.reason}")
+
+    def settle_intents(self) -> None:
+        """Settle reassignments whose znode has gone, before another one changes the same assignments."""
+        open_ones = [i for i in self.intents if i.kind == "reassignment" and i.status == "started" and i.exit_code == 0]
+        if open_ones and not self.exists(znodes.ReassignPartitionsZNode.path()):
+            for intent in open_ones:
+                self.settle_reassignment(intent)
 
     def finish_traffic(self) -> None:
         partitions = self.surviving_partitions()
@@ -1749,6 +1825,15 @@ class ChaosRun:
             "anomalies": self.anomalies,
             "slow_clean_stops": self.slow_stops,
             "warnings": self.warnings,
+            "live_consumer": None
+            if self.consumer is None
+            else {
+                "read": len(self.consumer.seen),
+                "errors": dict(self.consumer.errors),
+                "last_error": self.consumer.last_error,
+                "error": repr(self.consumer.error) if self.consumer.error else None,
+                "partitions_at_the_end": self.consumer.partition_states(),
+            },
             "action_errors": self.action_errors,
             "records": {
                 topic: {
