@@ -2,20 +2,29 @@
 
 `sort -m` merges already-sorted files comparing whole lines: a lower bound on any real merger's work (it
 neither groups stack traces with their entry nor keeps ties in input order), hence the baseline. Both run
-as processes writing to /dev/null; the best of `--repeat` runs counts.
+as processes writing to /dev/null, the merger through the `kafkaops` console script (its start-up
+included); the best of `--repeat` runs counts, sort -m and the merger alternating. The load average is
+printed before and after: wall times mean little on a busy machine, so the CPU times (user + system)
+are given too, and the ratio by CPU time.
 
-    python bench/statechange_merge.py                      # 20 brokers x 200,000 entries
-    python bench/statechange_merge.py --brokers 100 --entries 100000 --spark
+    python bench/statechange_merge.py                      # 20 brokers x 200,000 entries (about 1 GB)
+    python bench/statechange_merge.py --brokers 100 --entries 40000 --keep /tmp/fleet
+    python bench/statechange_merge.py --input /tmp/fleet   # the same files again, no generation
+    python bench/statechange_merge.py --spark --spark-scale 1 4 16
 
-Figures: (1) unfiltered merge, MB/s and entries/s, and the ratio to sort -m; (2) the same with a topic and
-time filter; (3) with --spark, the Spark engine (embedded local[*]) on the same files, wall time including
-its start-up, and the same with the input copied N times (--spark-scale) to see how it grows.
+Figures: (1) unfiltered merge, MB/s and entries/s, and the ratio to sort -m; (2) with a topic and time
+filter (the middle third of the logs' time span), and with --grep; (3) with --spark, the Spark engine
+(embedded local[*]) on the input copied N times (hard links: more brokers with the same logs), wall
+time including its start-up, next to the streaming engine on the same input: where Spark's line
+crosses the streaming engine's, it starts to pay on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -23,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from statechange_logs import TOPICS, write_fleet
 
@@ -30,32 +40,70 @@ KAFKAOPS = os.path.join(os.path.dirname(sys.executable), "kafkaops")
 START = datetime(2024, 5, 1, 12, 0, 0)
 
 
-def best_of(repeat: int, command: Sequence[str], env: dict[str, str] | None = None) -> float:
-    """Seconds of the fastest of `repeat` runs of `command`, stdout to /dev/null."""
-    times = []
+class Timing(NamedTuple):
+    wall: float
+    cpu: float
+    """User + system seconds of the process and its children: what the command itself spent, less
+    disturbed than the wall time by other work on the machine."""
+
+
+def best_of(repeat: int, commands: dict[str, Sequence[str]], env: dict[str, str] | None = None) -> dict[str, Timing]:
+    """The fastest of `repeat` runs of each command (wall and CPU time, each its own minimum), stdout to
+    /dev/null, the commands taking turns so that a change of load hits all of them alike."""
+    times: dict[str, list[Timing]] = {name: [] for name in commands}
     for _ in range(repeat):
-        with open(os.devnull, "wb") as sink:
-            began = time.perf_counter()
-            subprocess.run(command, stdout=sink, check=True, env=env)
-            times.append(time.perf_counter() - began)
-    return min(times)
+        for name, command in commands.items():
+            with open(os.devnull, "wb") as sink:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                began = time.perf_counter()
+                subprocess.run(command, stdout=sink, check=True, env=env)
+                wall = time.perf_counter() - began
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            times[name].append(Timing(wall, cpu))
+    return {name: Timing(min(t.wall for t in runs), min(t.cpu for t in runs)) for name, runs in times.items()}
 
 
-def count(paths: Sequence[str]) -> tuple[int, int]:
-    """(entries, lines) of the generated files (every entry's first line starts with `[20`)."""
+def count(paths: Sequence[str]) -> tuple[int, int, bytes, bytes]:
+    """(entries, lines, first timestamp, last timestamp) of the files (every entry's first line starts
+    with `[20`)."""
     entries = lines = 0
+    first, last = b"\xff", b""
     for path in paths:
         with open(path, "rb") as file:
             for line in file:
                 lines += 1
-                entries += line.startswith(b"[20")
-    return entries, lines
+                if line.startswith(b"[20"):
+                    entries += 1
+                    stamp = line[1:24]
+                    first, last = min(first, stamp), max(last, stamp)
+    return entries, lines, first, last
 
 
-def report(label: str, seconds: float, size: int, entries: int, baseline: float | None = None) -> None:
-    ratio = f"  {baseline / seconds:5.2f} x sort -m throughput" if baseline else ""
+def report(label: str, timing: Timing, size: int, entries: int, baseline: Timing | None = None) -> None:
+    """Wall time and rates; the ratio to sort -m's throughput by wall time, and by CPU time."""
+    seconds = timing.wall
+    ratio = ""
+    if baseline is not None:
+        ratio = f"  {baseline.wall / seconds:5.2f} x sort -m ({baseline.cpu / timing.cpu:4.2f} x by CPU time)"
     rates = f"{size / seconds / 1e6:7.1f} MB/s  {entries / seconds / 1e6:5.2f} M entries/s"
-    print(f"{label:<34} {seconds:7.2f} s  {rates}{ratio}")
+    print(f"{label:<40} {seconds:7.2f} s (CPU {timing.cpu:6.2f} s)  {rates}{ratio}", flush=True)
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def window(first: bytes, last: bytes) -> list[str]:
+    """--start-time/--end-time around the middle third of [first, last]."""
+    fmt = "%Y-%m-%d %H:%M:%S,%f"
+    low, high = (datetime.strptime(stamp.decode() + "000", fmt) for stamp in (first, last))
+    third = (high - low) / 3
+    return ["--start-time", _stamp(low + third), "--end-time", _stamp(high - third)]
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
 
 
 def main() -> None:
@@ -66,51 +114,61 @@ def main() -> None:
     parser.add_argument("--spark", action="store_true", help="also time --engine spark")
     parser.add_argument("--spark-scale", type=int, nargs="*", default=[1], help="input copies for the Spark runs")
     parser.add_argument("--keep", help="generate into this directory and keep it")
+    parser.add_argument("--input", help="merge the *state-change* files of this directory (no generation)")
     args = parser.parse_args()
 
-    directory = args.keep or tempfile.mkdtemp(prefix="statechange-bench-")
+    directory = args.input or args.keep or tempfile.mkdtemp(prefix="statechange-bench-")
     try:
-        os.makedirs(directory, exist_ok=True)
+        print(load(), flush=True)
         began = time.perf_counter()
-        paths = write_fleet(directory, args.brokers, args.entries, start=START)
+        if args.input:
+            paths = sorted(glob.glob(os.path.join(args.input, "*state-change*")))
+        else:
+            os.makedirs(directory, exist_ok=True)
+            paths = write_fleet(directory, args.brokers, args.entries, start=START)
         size = sum(os.path.getsize(p) for p in paths)
-        entries, lines = count(paths)
+        entries, lines, first, last = count(paths)
         print(
             f"{len(paths)} files, {size / 1e6:.0f} MB, {entries:,} entries, {lines:,} lines "
-            f"(generated in {time.perf_counter() - began:.0f} s) in {directory}"
+            f"(ready in {time.perf_counter() - began:.0f} s) in {directory}",
+            flush=True,
         )
-        logs = ",".join(paths)
         env = {**os.environ, "LC_ALL": "C"}
-        sort_m = best_of(args.repeat, ["sort", "-m", *paths], env)
-        merged = best_of(args.repeat, [KAFKAOPS, "state-change-log-merger", "--engine", "local", "--logs", logs])
-        window = ["--start-time", "2024-05-01 12:20:00,000", "--end-time", "2024-05-01 12:50:00,000"]
-        topic_filter = ["--topic", TOPICS[0], *window]
-        filtered = best_of(
-            args.repeat, [KAFKAOPS, "state-change-log-merger", "--engine", "local", "--logs", logs, *topic_filter]
-        )
+        local = [KAFKAOPS, "state-change-log-merger", "--engine", "local", "--logs", ",".join(paths)]
+        times = best_of(args.repeat, {"sort": ["sort", "-m", *paths], "local": local}, env)
+        sort_m = times["sort"]
         print(f"\n(1) unfiltered merge, best of {args.repeat}")
         report("LC_ALL=C sort -m", sort_m, size, entries)
-        report("kafkaops --engine local", merged, size, entries, sort_m)
-        print(f"\n(2) --topic {TOPICS[0]} {' '.join(window)}")
-        report("kafkaops --engine local, filtered", filtered, size, entries, sort_m)
+        report("kafkaops --engine local", times["local"], size, entries, sort_m)
+        topic_filter = ["--topic", TOPICS[0], *window(first, last)]
+        grep = ["--grep", r"(?m)^\tat kafka\.controller\.KafkaController\.process"]
+        times = best_of(args.repeat, {"filtered": [*local, *topic_filter], "grep": [*local, *grep]}, env)
+        print(f"\n(2) filters, best of {args.repeat}")
+        report(f"--topic {TOPICS[0]} + middle third of the time", times["filtered"], size, entries, sort_m)
+        report(f"{' '.join(grep)}", times["grep"], size, entries, sort_m)
         if args.spark:
-            print("\n(3) --engine spark (embedded local[*], start-up included), one run each")
+            print("\n(3) --engine spark (embedded local[*], start-up included) and --engine local, one run each")
             for copies in args.spark_scale:
                 inputs = paths if copies == 1 else _copies(directory, paths, copies)
-                seconds = best_of(
-                    1,
-                    [KAFKAOPS, "state-change-log-merger", "--engine", "spark", "--logs", ",".join(inputs)],
-                )
-                report(
-                    f"spark, {copies} x input ({size * copies / 1e9:.1f} GB)",
-                    seconds,
-                    size * copies,
-                    entries * copies,
-                    sort_m * copies,  # sort -m's time scales with its input
-                )
+                logs = ",".join(inputs)
+                for engine in ("local", "spark"):
+                    seconds = best_of(
+                        1, {engine: [KAFKAOPS, "state-change-log-merger", "--engine", engine, "--logs", logs]}
+                    )[engine]
+                    report(
+                        f"{engine}, {copies} x input ({size * copies / 1e9:.1f} GB)",
+                        seconds,
+                        size * copies,
+                        entries * copies,
+                        Timing(sort_m.wall * copies, sort_m.cpu * copies),  # sort -m scales with its input
+                    )
+        print(load(), flush=True)
     finally:
-        if not args.keep:
+        if not args.keep and not args.input:
             shutil.rmtree(directory, ignore_errors=True)
+        elif args.input or args.keep:
+            for copy in glob.glob(os.path.join(directory, "copy-*")):
+                shutil.rmtree(copy, ignore_errors=True)
 
 
 def _copies(directory: str, paths: Sequence[str], copies: int) -> list[str]:
