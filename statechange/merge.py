@@ -44,7 +44,8 @@ class Chunk(NamedTuple):
 def file_chunks(
     path: str, select: Selector | None, *, positions: bool, block_size: int = BLOCK_SIZE
 ) -> Iterator[tuple[list[bytes], list[Any]]]:
-    """(keys, values) of the kept entries of one file, block by block; keys are raw timestamps."""
+    """(keys, values) of the kept entries of one file, block by block; keys are the entries' raw
+    `[timestamp]` heads (`parse.split_entries`)."""
     line = 1
     for index, lines in enumerate(read_lines(path, block_size)):
         keys, texts = split_entries(lines, file_start=index == 0)
