@@ -500,8 +500,11 @@ class ProducerWorker:
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
         finally:
-            with contextlib.suppress(Exception):
-                producer.close(timeout=5)
+            try:
+                producer.close(timeout=min(5.0, self._flush_timeout_s))
+            except Exception:  # noqa: BLE001 - pending sends that never finish: force it (and its atexit hook)
+                with contextlib.suppress(Exception):
+                    producer.close(timeout=0)
             self.stopped_at = self.clock()
 
     def stop(self, flush_timeout_s: float = 90.0) -> None:
@@ -1874,14 +1877,14 @@ class ChaosRun:
         swept twice, in case one was being started as the flag went up."""
         self.closing.set()
         self.ending.set()
-        for thread in self.episodes:
-            thread.join(5)
         for worker in self.producers.values():
-            with contextlib.suppress(Exception):
-                worker._stop.set()
+            worker._flush_timeout_s = min(worker._flush_timeout_s, 2.0)
+            worker._stop.set()
         if self.consumer is not None:
-            with contextlib.suppress(Exception):
-                self.consumer._stop.set()
+            self.consumer._stop.set()
+        deadline = time.monotonic() + 10
+        for thread in self.episodes:
+            thread.join(max(0.1, deadline - time.monotonic()))
         for sweep in range(2):
             if sweep:
                 time.sleep(1.0)

@@ -130,6 +130,38 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert (state_dir / "state-change-timeline.log").stat().st_size > 0
 
 
+@pytest.mark.slow
+def test_ctrl_c_stops_every_process_the_runner_started(tmp_path: Path) -> None:
+    state_dir = tmp_path / "chaos"
+    command = [sys.executable, str(RUNNER), "--seed", "1", "--duration", "600", "--state-dir", str(state_dir)]
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    lines: list[str] = []
+    try:
+        assert runner.stdout is not None
+        for line in runner.stdout:
+            lines.append(line)
+            if "chaos phase starts" in line:
+                break
+        assert any("chaos phase starts" in line for line in lines), "".join(lines[-30:])
+        pids = [
+            processes.read_pid(f)
+            for f in [*state_dir.glob("cluster/brokers/*/broker.pid"), *state_dir.glob("zookeeper-*/zookeeper.pid")]
+        ]
+        assert len([p for p in pids if p is not None]) == 3 + 3, pids
+        runner.send_signal(signal.SIGINT)
+        rest, _ = runner.communicate(timeout=90)
+        lines.append(rest)
+        assert runner.returncode == 130, "".join(lines[-30:])
+        assert not [p for p in pids if p is not None and processes.alive(p)], "processes outlived the runner"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait(30)
+        leftovers = _kill_leftovers(state_dir)
+    assert not leftovers, f"the runner left {leftovers} running"
+    assert "stopping every process (exit 130)" in "".join(lines)
+
+
 # --- pure parts of the runner ----------------------------------------------------------------------------
 
 
