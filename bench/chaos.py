@@ -25,9 +25,14 @@ partition from the beginning (explicit assignment); and a seeded schedule inject
 The schedule (kinds, times, hold times, bounce counts, and the numbers that pick a partition, broker or
 node among those found at that moment) is a pure function of the seed and the options: the same seed
 replays the same schedule; which broker it hits depends on the cluster's state then. Kinds are drawn
-from a shuffled deck, so a long run hits each kind about equally often. At most `--max-impaired`
-brokers are down or frozen at once and at most one ZooKeeper node; a fault that would exceed that
-waits (and is counted skipped if it cannot run within its window).
+from a shuffled deck, so a long run hits each kind about equally often. Each fault runs as an episode
+on its own thread (inject, hold, recover, wait until the broker is back in every ISR, as ZooKeeper
+says, written after its new registration), so a slow one does not hold up the schedule. At most
+`--max-impaired` brokers are held by episodes at once (down, frozen, expired, or not yet back in
+every ISR) and at most one ZooKeeper node is down; a fault that would exceed that waits, and is
+counted skipped if it cannot start within 30 s. A broker whose old session still holds its
+registration refuses to start (Kafka's "node already exists"); the runner starts it again, as an
+operator would.
 
 At the end everything is healed (stopped brokers and nodes started, frozen ones resumed), the runner
 waits for the intents to complete and the ISRs to be full, stops the producers, reads every partition
@@ -40,9 +45,18 @@ of the surviving topics to its end and checks:
   it was committed);
 * every replica holds the same records (each broker's copy fetched with `KafkaClient.fetch_from_broker`),
   and `kafkaops replica-verification --once` agrees;
-* every intent completed: `/admin/reassign_partitions` gone with the assignments as planned,
-  `/admin/preferred_replica_election` gone, deleted topics gone;
-* no broker process died without being told to, and brokers whose session was ended re-registered.
+* every intent completed or was reported failed: each reassignment is settled with
+  `kafkaops reassign-partitions --verify` once its znode is gone (a partition left on other replicas
+  counts as reported failed only if a controller logged "Failed reassignment through zk" for it, as
+  Kafka does when a target broker is not alive), `/admin/preferred_replica_election` gone, deleted
+  topics gone;
+* no broker process died without being told to, every broker whose session was ended or that was
+  frozen registered again, every restarted broker got back into its ISRs, every partition took acks
+  again once healed, and the producers and the consumer ran to the end.
+
+Reported without failing the run: clean stops slower than 20 s (with `--clean-stop-timeout` the
+broker then gets a SIGKILL), and a broker answering Metadata with only some of a topic's partitions
+(kafka-python then refuses to send to the missing ones; each broker is asked which it lists).
 
 The state-change logs of all brokers are merged into one timeline (`kafkaops state-change-log-merger`),
 and a summary table is printed: faults injected by kind, records acked / consumed / lost / duplicated,
