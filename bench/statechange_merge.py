@@ -42,15 +42,16 @@ START = datetime(2024, 5, 1, 12, 0, 0)
 
 class Timing(NamedTuple):
     wall: float
-    cpu: float
+    cpu: float | None
     """User + system seconds of the process and its children: what the command itself spent, less
-    disturbed than the wall time by other work on the machine."""
+    disturbed than the wall time by other work on the machine. None where it cannot be had: the JVM
+    of an embedded Spark is not reaped by its Python, so its CPU time never reaches ours."""
 
 
 def best_of(repeat: int, commands: dict[str, Sequence[str]], env: dict[str, str] | None = None) -> dict[str, Timing]:
     """The fastest of `repeat` runs of each command (wall and CPU time, each its own minimum), stdout to
     /dev/null, the commands taking turns so that a change of load hits all of them alike."""
-    times: dict[str, list[Timing]] = {name: [] for name in commands}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, command in commands.items():
             with open(os.devnull, "wb") as sink:
@@ -60,8 +61,8 @@ def best_of(repeat: int, commands: dict[str, Sequence[str]], env: dict[str, str]
                 wall = time.perf_counter() - began
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-            times[name].append(Timing(wall, cpu))
-    return {name: Timing(min(t.wall for t in runs), min(t.cpu for t in runs)) for name, runs in times.items()}
+            times[name].append((wall, cpu))
+    return {name: Timing(min(w for w, _ in runs), min(c for _, c in runs)) for name, runs in times.items()}
 
 
 def count(paths: Sequence[str]) -> tuple[int, int, bytes, bytes]:
@@ -83,11 +84,15 @@ def count(paths: Sequence[str]) -> tuple[int, int, bytes, bytes]:
 def report(label: str, timing: Timing, size: int, entries: int, baseline: Timing | None = None) -> None:
     """Wall time and rates; the ratio to sort -m's throughput by wall time, and by CPU time."""
     seconds = timing.wall
-    ratio = ""
+    ratio = cpu = ""
+    if timing.cpu is not None:
+        cpu = f" (CPU {timing.cpu:6.2f} s)"
     if baseline is not None:
-        ratio = f"  {baseline.wall / seconds:5.2f} x sort -m ({baseline.cpu / timing.cpu:4.2f} x by CPU time)"
+        ratio = f"  {baseline.wall / seconds:5.2f} x sort -m"
+        if timing.cpu is not None and baseline.cpu is not None:
+            ratio += f" ({baseline.cpu / timing.cpu:4.2f} x by CPU time)"
     rates = f"{size / seconds / 1e6:7.1f} MB/s  {entries / seconds / 1e6:5.2f} M entries/s"
-    print(f"{label:<40} {seconds:7.2f} s (CPU {timing.cpu:6.2f} s)  {rates}{ratio}", flush=True)
+    print(f"{label:<40} {seconds:7.2f} s{cpu:<16}  {rates}{ratio}", flush=True)
 
 
 def load() -> str:
@@ -155,12 +160,14 @@ def main() -> None:
                     seconds = best_of(
                         1, {engine: [KAFKAOPS, "state-change-log-merger", "--engine", engine, "--logs", logs]}
                     )[engine]
+                    if engine == "spark":
+                        seconds = Timing(seconds.wall, None)
                     report(
                         f"{engine}, {copies} x input ({size * copies / 1e9:.1f} GB)",
                         seconds,
                         size * copies,
                         entries * copies,
-                        Timing(sort_m.wall * copies, sort_m.cpu * copies),  # sort -m scales with its input
+                        Timing(sort_m.wall * copies, (sort_m.cpu or 0) * copies),  # sort -m scales with its input
                     )
         print(load(), flush=True)
     finally:
