@@ -1,0 +1,678 @@
+"""Issue 5's reassignment tests that mirror Kafka's own system tests (`reassign_partitions_test.py`,
+`throttling_test.py`), run with the real `kafkaops` executable against real broker processes.
+
+* Under load: 4 brokers, 20 partitions, RF 3, `min.insync.replicas=3`, 4 MB of records, then a plan that
+  shuffles the replica sets between the partitions, with an idempotent acks=all producer and a consumer
+  running throughout. Variants: brokers 0 and 2 bounced with SIGTERM while the move runs (Kafka's test
+  bounces every other broker), the controller killed with SIGKILL and restarted at once while the move
+  runs, and the log start offset above 0 (old records deleted by retention before the move, as Kafka's
+  test does). Pass: `--verify --wait` exits 0 with every partition complete, every acknowledged value is
+  consumed exactly once at the offset it was acknowledged at, and `replica-verification --once --time -2`
+  finds lag 0.
+* Throttle: a move of B bytes at `--throttle R` takes at least 0.9 × B / R.
+* Cancel: the original replicas come back and the adding replicas' directories leave the new brokers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkaops.admin import topics as admin_topics
+from kafkaops.admin.assignment import JavaRandom
+from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
+from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
+from tests.cluster.clients_util import (
+    Rec,
+    all_bootstraps,
+    broker_log_tail,
+    kafka_python_consume,
+    kafka_python_produce,
+    log_dir,
+    make_records,
+    wait_partitions,
+)
+from tests.cluster.conftest import wait_for
+
+KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
+TOPIC = "moving"
+PARTITIONS = 20
+RETENTION_CHECK = {"log.retention.check.interval.ms": 1000}
+
+
+# --- the executable -------------------------------------------------------------------------------------
+
+
+def kafkaops(env: dict[str, str], *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KAFKAOPS, *args], env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+
+
+def write_plan(path: Path, topic: str, plan: dict[int, list[int]]) -> Path:
+    document = {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": p, "replicas": r} for p, r in sorted(plan.items())],
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+def execute(env: dict[str, str], plan: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    done = kafkaops(env, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan), *extra)
+    assert done.returncode == 0, f"--execute exited {done.returncode}: {done.stderr}{done.stdout}"
+    return done
+
+
+def verify_wait(env: dict[str, str], plan: Path, timeout_ms: int) -> subprocess.CompletedProcess[str]:
+    return kafkaops(
+        env,
+        "reassign-partitions",
+        "--verify",
+        "--wait",
+        "--timeout",
+        str(timeout_ms),
+        "--reassignment-json-file",
+        str(plan),
+        timeout_s=timeout_ms / 1000 + 30,
+    )
+
+
+# --- ZooKeeper and brokers ------------------------------------------------------------------------------
+
+
+def assignment(zk: KafkaZkClient, topic: str) -> dict[int, ReplicaAssignment]:
+    return zk.get_topic_assignments([topic])[topic].partitions
+
+
+def all_started(zk: KafkaZkClient, topic: str, plan: dict[int, list[int]]) -> bool:
+    """Every partition of the plan is moving (adding/removing replicas in its topic znode) or has moved."""
+    return all(a.is_being_reassigned or list(a.replicas) == plan[p] for p, a in assignment(zk, topic).items())
+
+
+def reassignment_active(zk: KafkaZkClient, topic: str) -> bool:
+    return bool(zk.exists(znodes.ReassignPartitionsZNode.path())) or any(
+        a.is_being_reassigned for a in assignment(zk, topic).values()
+    )
+
+
+def endpoint(local: LocalCluster, broker_id: int) -> str:
+    found = next(b.endpoint for b in local.status().brokers if b.broker_id == broker_id)
+    assert found is not None, f"broker {broker_id} is not registered"
+    return found.removeprefix("PLAINTEXT://")
+
+
+def replica_high_watermarks(
+    local: LocalCluster, topic: str, replicas: dict[int, tuple[int, ...]], start: dict[int, int]
+) -> dict[tuple[int, int], int]:
+    """(partition, broker) → that replica's own high watermark (a debug fetch at `start[partition]` sent to
+    the broker itself); -1 where the broker answered with an error."""
+    found: dict[tuple[int, int], int] = {}
+    with KafkaClient(all_bootstraps(local), request_timeout_ms=5000) as client:
+        for broker_id in sorted({b for r in replicas.values() for b in r}):
+            mine = {TopicPartition(topic, p): start[p] for p, r in replicas.items() if broker_id in r}
+            for tp, result in client.fetch_raw_from_broker(broker_id, mine).items():
+                found[(tp.partition, broker_id)] = result.high_watermark if isinstance(result, RawFetchResult) else -1
+    return found
+
+
+def segment_base_offsets(local: LocalCluster, broker_id: int, topic: str, partition: int) -> list[int]:
+    return sorted(int(s.stem) for s in log_dir(local, broker_id, topic, partition).glob("*.log"))
+
+
+def log_bytes(local: LocalCluster, broker_id: int, topic: str, partition: int) -> int:
+    return sum(s.stat().st_size for s in log_dir(local, broker_id, topic, partition).glob("*.log"))
+
+
+def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[dict[int, int], dict[int, int]]:
+    """ListOffsets -2 and -1 of every partition, from its leader (kafka-python)."""
+    from kafka import KafkaConsumer
+    from kafka.structs import TopicPartition as KTopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, request_timeout_ms=15000)
+    try:
+        tps = [KTopicPartition(topic, p) for p in range(partitions)]
+        earliest = consumer.beginning_offsets(tps)
+        latest = consumer.end_offsets(tps)
+        return {tp.partition: o for tp, o in earliest.items()}, {tp.partition: o for tp, o in latest.items()}
+    finally:
+        consumer.close()
+
+
+def cluster_logs(local: LocalCluster, lines: int = 25) -> str:
+    return "\n".join(broker_log_tail(local, b, lines) for b in local.broker_ids())
+
+
+# --- clients running throughout -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ack:
+    partition: int
+    offset: int
+
+
+@dataclass
+class LoadProducer:
+    """kafka-python's idempotent producer, acks=all, sending unique values round-robin over the partitions
+    at `rate` per second on its own thread. A value is never resent by this code (the client retries a
+    batch itself, with its sequence numbers), so a value twice in a log is a duplicate the brokers made."""
+
+    bootstrap: str
+    topic: str
+    partitions: int
+    rate: float
+    acked: dict[bytes, Ack] = field(default_factory=dict)
+    failed: Counter[str] = field(default_factory=Counter)
+    sent: int = 0
+    unflushed: bool = False
+    error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="load-producer", daemon=True)
+        self._thread.start()
+
+    def acks(self) -> int:
+        with self._lock:
+            return len(self.acked)
+
+    def acks_per_partition(self) -> Counter[int]:
+        with self._lock:
+            return Counter(a.partition for a in self.acked.values())
+
+    def _acked(self, value: bytes, metadata: Any) -> None:
+        with self._lock:
+            self.acked[value] = Ack(metadata.partition, metadata.offset)
+
+    def _failed(self, _value: bytes, error: BaseException) -> None:
+        with self._lock:
+            self.failed[type(error).__name__] += 1
+
+    def _run(self) -> None:
+        from kafka import KafkaProducer
+        from kafka.errors import KafkaTimeoutError
+
+        try:
+            producer = KafkaProducer(
+                bootstrap_servers=self.bootstrap,
+                acks="all",
+                enable_idempotence=True,
+                linger_ms=5,
+                request_timeout_ms=15000,
+                delivery_timeout_ms=120000,
+                max_block_ms=10000,
+                retry_backoff_ms=100,
+                reconnect_backoff_max_ms=1000,
+                metadata_max_age_ms=5000,
+            )
+        except BaseException as error:  # noqa: BLE001 - raised by stop()
+            self.error = error
+            return
+        try:
+            interval, due, sequence = 1.0 / self.rate, time.monotonic(), 0
+            while not self._stop.is_set():
+                value = f"{self.topic}/{sequence:08d}".encode()
+                future = producer.send(self.topic, value=value, partition=sequence % self.partitions)
+                sequence += 1
+                self.sent += 1
+                future.add_callback(self._acked, value)
+                future.add_errback(self._failed, value)
+                due += interval
+                delay = due - time.monotonic()
+                if delay > 0:
+                    self._stop.wait(delay)
+                elif delay < -1.0:
+                    due = time.monotonic()  # blocked in send(): no burst to catch up
+            try:
+                producer.flush(timeout=90)
+            except KafkaTimeoutError:
+                self.unflushed = True
+        except BaseException as error:  # noqa: BLE001 - raised by stop()
+            self.error = error
+        finally:
+            with contextlib.suppress(Exception):
+                producer.close(timeout=5)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(120)
+        assert not self._thread.is_alive(), "the producer did not stop within 120 s"
+        if self.error is not None:
+            raise self.error
+
+
+class LiveConsumer:
+    """A confluent-kafka consumer reading every partition from the beginning (assign, no group) for the
+    whole test, remembering the value at each (partition, offset); a different value read again at an
+    offset is a conflict (the log changed under an offset a consumer had read)."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.topic = topic
+        self.partitions = partitions
+        self.seen: dict[tuple[int, int], bytes] = {}
+        self.conflicts: list[tuple[int, int, bytes, bytes]] = []
+        self.errors: Counter[str] = Counter()
+        self.last_errors: list[str] = []
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._bootstrap = bootstrap
+        self._thread = threading.Thread(target=self._run, name="live-consumer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer
+        from confluent_kafka import TopicPartition as CTopicPartition
+
+        try:
+            consumer = Consumer(
+                {
+                    "bootstrap.servers": self._bootstrap,
+                    "group.id": "reassignment-load",  # assign() only: no membership, no commits
+                    "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest",
+                    "topic.metadata.refresh.interval.ms": 5000,
+                    "log_level": 2,
+                }
+            )
+        except BaseException as error:  # noqa: BLE001 - raised by finish()
+            self.error = error
+            return
+        try:
+            consumer.assign([CTopicPartition(self.topic, p, OFFSET_BEGINNING) for p in range(self.partitions)])
+            while not self._stop.is_set():
+                for message in consumer.consume(num_messages=500, timeout=0.2):
+                    problem = message.error()
+                    if problem is not None:
+                        self.errors[problem.name()] += 1
+                        self.last_errors = [*self.last_errors[-4:], f"{message.partition()}: {problem.str()}"]
+                        continue
+                    key = (int(message.partition() or 0), int(message.offset() or 0))
+                    value = message.value() or b""
+                    with self._lock:
+                        before = self.seen.get(key)
+                        if before is not None and before != value:
+                            self.conflicts.append((*key, before, value))
+                        self.seen[key] = value
+        except BaseException as error:  # noqa: BLE001 - raised by finish()
+            self.error = error
+        finally:
+            with contextlib.suppress(Exception):
+                consumer.close()
+
+    def behind(self, ends: dict[int, int]) -> dict[int, tuple[int, int]]:
+        """Partitions not read up to their end: partition → (highest offset read, end)."""
+        with self._lock:
+            top: dict[int, int] = {}
+            for partition, offset in self.seen:
+                top[partition] = max(top.get(partition, -1), offset)
+        return {p: (top.get(p, -1), end) for p, end in ends.items() if top.get(p, -1) < end - 1}
+
+    def finish(self, ends: dict[int, int], timeout_s: float = 40) -> None:
+        """Read on until every partition's `ends` (high watermarks after the producer stopped), then stop."""
+        try:
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: not self.behind(ends) or self.error is not None, timeout_s=timeout_s)
+        finally:
+            self.close()
+        if self.error is not None:
+            raise self.error
+        behind = self.behind(ends)
+        assert not behind, (
+            f"the consumer did not read to the end within {timeout_s:.0f} s: partition → (last offset read, end) "
+            f"{behind}; its errors: {dict(self.errors)} {self.last_errors}"
+        )
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+def check_exactly_once(acked: dict[bytes, Ack], consumer: LiveConsumer, skip_prefix: bytes) -> None:
+    """Every acknowledged value consumed once, at the offset it was acknowledged at; no value twice."""
+    assert not consumer.conflicts, f"values changed under read offsets: {consumer.conflicts[:5]}"
+    values = Counter(v for v in consumer.seen.values() if not v.startswith(skip_prefix))
+    twice = [v for v, n in values.items() if n > 1]
+    assert not twice, f"{len(twice)} values consumed at more than one offset, e.g. {twice[:5]}"
+    where = {v: key for key, v in consumer.seen.items()}
+    missing = [v for v in acked if v not in values]
+    assert not missing, (
+        f"{len(missing)} of {len(acked)} acknowledged values never consumed, e.g. "
+        f"{[(v[:40], acked[v]) for v in missing[:5]]}"
+    )
+    moved = [(v[:40], a, where[v]) for v, a in acked.items() if where[v] != (a.partition, a.offset)]
+    assert not moved, f"{len(moved)} values consumed elsewhere than acknowledged, e.g. {moved[:5]}"
+
+
+# --- the plan -------------------------------------------------------------------------------------------
+
+
+def shuffled_plan(current: dict[int, ReplicaAssignment], seed: int) -> dict[int, list[int]]:
+    """Kafka's `reassign_partitions_test`: the partitions' replica lists dealt out again in random order."""
+    partitions = sorted(current)
+    order = list(partitions)
+    random.Random(seed).shuffle(order)
+    return {p: list(current[q].replicas) for p, q in zip(partitions, order, strict=True)}
+
+
+# --- 1. reassignment under load -------------------------------------------------------------------------
+
+VARIANTS = ("steady", "clean-bounce", "hard-bounce", "log-start")
+PLAN_SEED = 5
+PREFILL = 40  # records per partition, acks=all, before the move: data for the new replicas to copy
+PREFILL_BYTES = 5000
+SEED_RECORDS = 10  # per partition, stamped 1970: retention deletes them before the move
+OLD = b"old/"
+
+
+def seed_old_records(local: LocalCluster) -> int:
+    """Kafka's `move_start_offset`: records so old that retention (`retention.ms`, 7 days) deletes them,
+    then wait until every leader's log start offset is past them. Returns the log start offset."""
+    records = [
+        Rec(p, None, OLD + f"{p}/{i}".encode(), (), timestamp=1000)
+        for p in range(PARTITIONS)
+        for i in range(SEED_RECORDS)
+    ]
+    outcome = kafka_python_produce(all_bootstraps(local), TOPIC, records)
+    assert not outcome.errors, outcome.errors[:3]
+
+    def start_offsets_moved() -> bool:
+        earliest, latest = earliest_and_latest(all_bootstraps(local), TOPIC, PARTITIONS)
+        return all(earliest[p] == latest[p] == SEED_RECORDS for p in range(PARTITIONS))
+
+    wait_for(start_offsets_moved, timeout_s=30, interval_s=0.5)
+    return SEED_RECORDS
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_reassignment_under_load(cluster, zk, cli_env, tmp_path, variant: str) -> None:
+    started = time.monotonic()
+    phases: list[str] = []
+
+    def phase(what: str) -> None:
+        phases.append(f"{what} {time.monotonic() - started:.1f}")
+
+    local = cluster(brokers=4, **RETENTION_CHECK)
+    try:
+        summary = run_under_load(local, zk, cli_env, tmp_path, variant, phase)
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\nphases: {', '.join(phases)}\n{cluster_logs(local)}") from failure
+    print(f"{variant}: {summary}; {', '.join(phases)}")
+
+
+def run_under_load(
+    local: LocalCluster,
+    zk: KafkaZkClient,
+    cli_env: dict[str, str],
+    tmp_path: Path,
+    variant: str,
+    phase: Callable[[str], None],
+) -> str:
+    """One run of the scenario; returns a summary line (raises AssertionError on a failed check)."""
+    admin_topics.create_topic(zk, TOPIC, PARTITIONS, 3, None, {"min.insync.replicas": "3"}, rng=JavaRandom(3))
+    wait_partitions(zk, TOPIC, PARTITIONS, isr_size=3)
+    before = assignment(zk, TOPIC)
+    plan = shuffled_plan(before, PLAN_SEED)
+    changed = [p for p in plan if set(plan[p]) != set(before[p].replicas)]
+    assert len(changed) >= PARTITIONS // 2, f"the shuffle moves replicas of only {changed}"
+    plan_file = write_plan(tmp_path / "plan.json", TOPIC, plan)
+    phase("topic online")
+
+    log_start = seed_old_records(local) if variant == "log-start" else 0
+    if log_start:
+        phase("log start offset moved")
+
+    bounced: list[int] = []
+    consumer = LiveConsumer(all_bootstraps(local), TOPIC, PARTITIONS)
+    try:
+        records = [r for p in range(PARTITIONS) for r in make_records(p, PREFILL, "pre", value_bytes=PREFILL_BYTES)]
+        prefilled = kafka_python_produce(all_bootstraps(local), TOPIC, records)
+        assert not prefilled.errors, prefilled.errors[:3]
+        acked = {r.value: Ack(r.partition, r.offset) for r in prefilled.acked if r.value is not None}
+        phase("prefilled")
+        producer = LoadProducer(all_bootstraps(local), TOPIC, PARTITIONS, rate=150)
+        try:
+            wait_for(lambda: producer.acks() >= 300, timeout_s=30)
+            phase("300 acks")
+            # --execute as a process of its own: the bounces start as soon as the move does, not when the
+            # command has exited (on a loaded machine its exit can come after a short move's end)
+            execution = subprocess.Popen(
+                [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
+                env=cli_env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                # Every partition moving (adding/removing replicas in its topic znode) or moved before a
+                # broker goes: a new controller refuses the entries of /admin/reassign_partitions not started
+                # yet whose new replicas are on a broker not alive at its failover (Kafka 2.8's
+                # validateReassignment), so a bounced controller could drop them, as Kafka's does.
+                wait_for(lambda: all_started(zk, TOPIC, plan) or execution.poll() not in (None, 0), timeout_s=60)
+                if execution.poll() not in (None, 0):
+                    out, err = execution.communicate()
+                    raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
+                phase("every partition moving")
+                if variant.endswith("bounce"):
+                    assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
+                    hard = variant == "hard-bounce"
+                    controller = local.status().controller_id
+                    assert controller is not None
+                    # Kafka's test bounces every other broker (SIGTERM); SIGKILL goes to the controller
+                    bounced = [controller] if hard else [0, 2]
+                    for victim in bounced:
+                        local.stop_broker(victim, hard=hard)
+                        phase(f"broker {victim} stopped")
+                        local.start_broker(victim)
+                        phase(f"broker {victim} started")
+                out, err = execution.communicate(timeout=60)
+            finally:
+                if execution.poll() is None:
+                    execution.kill()
+                    execution.communicate()
+            assert execution.returncode == 0, f"--execute exited {execution.returncode}: {err}{out}"
+            assert "Successfully started partition reassignments for " in out
+
+            verified = verify_wait(cli_env, plan_file, timeout_ms=90_000)
+            phase("verify --wait done")
+            assert verified.returncode == 0, (
+                f"--verify --wait exited {verified.returncode}: {verified.stderr}\n{verified.stdout[-3000:]}"
+            )
+            for p in range(PARTITIONS):
+                assert f"Reassignment of partition {TOPIC}-{p} is complete." in verified.stdout
+            # still acknowledging acks=all on every partition once the move is over
+            after = producer.acks_per_partition()
+            wait_for(
+                lambda: all(producer.acks_per_partition()[p] >= after[p] + 5 for p in range(PARTITIONS)),
+                timeout_s=30,
+            )
+        finally:
+            producer.stop()
+        phase("producer stopped")
+        assert not producer.unflushed, f"records still unacknowledged after 90 s of flush; failed {producer.failed}"
+
+        final = assignment(zk, TOPIC)
+        assert {p: list(a.replicas) for p, a in final.items()} == plan
+        assert not any(a.is_being_reassigned for a in final.values())
+        assert not zk.exists(znodes.ReassignPartitionsZNode.path())
+        states = wait_partitions(zk, TOPIC, PARTITIONS, isr_size=3, timeout_s=40)
+        assert all(set(states[p].isr) == set(plan[p]) for p in range(PARTITIONS)), states
+
+        earliest, latest = earliest_and_latest(all_bootstraps(local), TOPIC, PARTITIONS)
+        consumer.finish(latest)
+        phase("consumed")
+    finally:
+        consumer.close()
+    acked.update(producer.acked)
+    check_exactly_once(acked, consumer, OLD)
+
+    # The removed replicas' logs are deleted (StopReplica delete=true). Not asserted when brokers were
+    # bounced: as in Kafka 2.8, the controller sends that StopReplica once, marks the replica NonExistent
+    # without waiting for the answer, and nobody sends it again, so a removed replica stays on disk (a
+    # stray log) when its broker was down as its partition completed, or when the controller resigned (a
+    # bounced controller) with the StopReplica still queued for the broker.
+    removed = {(b, p) for p in changed for b in set(before[p].replicas) - set(plan[p])}
+
+    def removed_left() -> list[tuple[int, int]]:
+        return sorted((b, p) for b, p in removed if log_dir(local, b, TOPIC, p).exists())
+
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: not removed_left(), timeout_s=5 if bounced else 20, interval_s=0.3)
+    stray = removed_left()
+    assert bounced or not stray, f"(broker, partition) of removed replicas still on disk: {stray}"
+
+    # every replica's own high watermark reaches the log end (the precondition of a lag-0 verification)
+    targets = {p: tuple(r) for p, r in plan.items()}
+
+    def behind() -> dict[tuple[int, int], int]:
+        found = replica_high_watermarks(local, TOPIC, targets, earliest)
+        return {key: hw for key, hw in found.items() if hw != latest[key[0]]}
+
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: not behind(), timeout_s=20, interval_s=0.3)
+    assert not behind(), f"(partition, broker) high watermarks below the log ends {latest}: {behind()}"
+    if log_start:
+        # the replicas the move added started at the leader's log start offset, not at 0
+        assert earliest == dict.fromkeys(range(PARTITIONS), log_start)
+        for p in changed:
+            for added in set(plan[p]) - set(before[p].replicas):
+                assert segment_base_offsets(local, added, TOPIC, p)[0] >= log_start, (p, added)
+
+    checked = kafkaops(
+        cli_env,
+        "replica-verification",
+        "--broker-list",
+        all_bootstraps(local),
+        "--topic-white-list",
+        TOPIC,
+        "--time",
+        "-2",
+        "--once",
+        "--output",
+        "json",
+    )
+    phase("replicas verified")
+    assert checked.returncode == 0, f"replica-verification exited {checked.returncode}: {checked.stderr}"
+    verification = json.loads(checked.stdout)
+    assert verification["in_sync"] is True and verification["max_lag"]["lag"] == 0, verification
+    rows = {row["partition"]: row for row in verification["partitions"]}
+    assert sorted(rows) == list(range(PARTITIONS))
+    for p, row in rows.items():
+        assert (row["start_offset"], row["verified_offset"], row["lag"]) == (earliest[p], latest[p], 0), row
+    return (
+        f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
+        f"bounced {bounced}, stray logs {stray}"
+    )
+
+
+# --- 2. throttle ----------------------------------------------------------------------------------------
+
+THROTTLE = 400_000  # bytes/s
+FILL = 6_000_000  # bytes on disk in the partition moved
+FETCH_MAX = 16384
+"""`replica.fetch.max.bytes`: a throttled replica still gets one fetch's worth before the meter says
+over, and the meter's window starts at the whole second of the first byte; the 0.9 bound holds when
+0.1·B ≥ one fetch + one second of R (Kafka's own test moves 180 MB at 6 MB/s)."""
+
+
+def test_throttled_move_takes_at_least_the_bytes_over_the_rate(cluster, zk, cli_env, tmp_path) -> None:
+    local = cluster(brokers=2, **{"replica.fetch.max.bytes": FETCH_MAX})
+    admin_topics.create_topic(zk, "throttled", None, None, {0: [0]}, {})
+    wait_partitions(zk, "throttled", 1)
+    value_bytes = 8000
+    records = make_records(0, FILL // value_bytes + 20, "t", value_bytes=value_bytes)
+    produced = kafka_python_produce(endpoint(local, 0), "throttled", records, acks=1)
+    assert not produced.errors, produced.errors[:3]
+    size = log_bytes(local, 0, "throttled", 0)
+    assert size >= FILL, size
+    plan = write_plan(tmp_path / "plan.json", "throttled", {0: [1]})
+
+    start = time.monotonic()
+    executed = execute(cli_env, plan, "--throttle", str(THROTTLE))
+    assert f"The inter-broker throttle limit was set to {THROTTLE} B/s" in executed.stdout
+    intent = zk.get(znodes.ReassignPartitionsZNode.path())
+    assert intent is not None, "the move was over before --execute returned"
+    verified = verify_wait(cli_env, plan, timeout_ms=120_000)
+    took = time.monotonic() - start
+    assert verified.returncode == 0, f"--verify --wait exited {verified.returncode}: {verified.stderr}"
+    assert "Reassignment of partition throttled-0 is complete." in verified.stdout
+    assert "Clearing broker-level throttles on brokers 0,1" in verified.stdout
+    # the move itself, on ZooKeeper's clock: from the intent --execute wrote to the controller's last write
+    # of the topic znode (the final replica set), without the two processes' start-up times
+    completed = zk.get(znodes.TopicZNode.path("throttled"))
+    assert completed is not None
+    moved_s = (completed[1].mtime - intent[1].ctime) / 1000
+
+    bound = 0.9 * size / THROTTLE
+    print(
+        f"moved {size} bytes at --throttle {THROTTLE}: {moved_s:.1f} s, {took:.1f} s from --execute to --verify "
+        f"--wait's end (at least {bound:.1f} s)"
+    )
+    assert moved_s >= bound, f"{size} bytes moved in {moved_s:.1f} s at {THROTTLE} B/s: faster than {bound:.1f} s"
+    assert log_bytes(local, 1, "throttled", 0) == size
+    wait_for(lambda: not log_dir(local, 0, "throttled", 0).exists())
+    configs = zk.get_entity_configs(znodes.ConfigType.TOPIC, ["throttled"])["throttled"]
+    assert not {k for k in configs if "throttled" in k}, configs
+
+
+# --- 3. cancel ------------------------------------------------------------------------------------------
+
+
+def test_cancel_brings_the_original_replicas_back_and_deletes_the_adding_ones(cluster, zk, cli_env, tmp_path) -> None:
+    local = cluster(brokers=4, **{"replica.fetch.max.bytes": FETCH_MAX})
+    original = {0: [0, 1], 1: [1, 0]}
+    admin_topics.create_topic(zk, "cancelled", None, None, original, {})
+    wait_partitions(zk, "cancelled", 2, isr_size=2)
+    records = [r for p in (0, 1) for r in make_records(p, 120, "c", value_bytes=4000)]
+    produced = kafka_python_produce(all_bootstraps(local), "cancelled", records)
+    assert not produced.errors, produced.errors[:3]
+    plan = write_plan(tmp_path / "plan.json", "cancelled", {0: [2, 3], 1: [3, 2]})
+
+    # throttled to a trickle (and small fetches, or the first one would bring everything): the new
+    # replicas start fetching and stay behind
+    execute(cli_env, plan, "--throttle", "20000")
+    adding = {(b, p) for p in (0, 1) for b in (2, 3)}
+    wait_for(lambda: all(log_bytes(local, b, "cancelled", p) > 0 for b, p in adding), timeout_s=20)
+    moving = assignment(zk, "cancelled")
+    assert moving[0] == ReplicaAssignment((2, 3, 0, 1), (2, 3), (0, 1)), moving
+    assert reassignment_active(zk, "cancelled")
+
+    cancelled = kafkaops(cli_env, "reassign-partitions", "--cancel", "--reassignment-json-file", str(plan))
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.startswith(
+        "Successfully cancelled partition reassignments for: cancelled-0,cancelled-1\n"
+    ), cancelled.stdout
+
+    wait_for(lambda: not reassignment_active(zk, "cancelled"), timeout_s=20)
+    assert {p: list(a.replicas) for p, a in assignment(zk, "cancelled").items()} == original
+    wait_partitions(zk, "cancelled", 2, isr_size=2, condition=lambda s: set(s.isr) == {0, 1})
+
+    # the adding replicas were stopped and deleted (StopReplica delete=true)
+    def adding_left() -> list[tuple[int, int]]:
+        return sorted((b, p) for b, p in adding if log_dir(local, b, "cancelled", p).exists())
+
+    with contextlib.suppress(AssertionError):
+        wait_for(lambda: not adding_left(), timeout_s=20)
+    assert not adding_left(), f"(broker, partition) of cancelled adding replicas still on disk: {adding_left()}"
+    configs = zk.get_entity_configs(znodes.ConfigType.TOPIC, ["cancelled"])["cancelled"]
+    assert not {k for k in configs if "throttled" in k}, configs
+
+    listed = kafkaops(cli_env, "reassign-partitions", "--list")
+    assert (listed.returncode, listed.stdout) == (0, "No partition reassignments found.\n")
+    consumed = kafka_python_consume(endpoint(local, 0), "cancelled", (0, 1), expect={0: 120, 1: 120})
+    assert sorted((r.partition, r.value) for r in consumed) == sorted((r.partition, r.value) for r in records)
