@@ -104,6 +104,7 @@ class KafkaServer:
         self.log_manager: LogManager
         self.controller: KafkaController
         self._producer_ids: list[int] | None = None
+        self._registered = asyncio.Event()
         self._producer_id_lock = asyncio.Lock()
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -144,6 +145,10 @@ class KafkaServer:
         self._loop.call_soon_threadsafe(self.replica_manager.start_background_tasks)
         self._watch_config_changes()
         self.broker_epoch = self._register_waiting_for_stale_session()
+        # Requests are processed only from here on (Kafka binds early but starts its request processors
+        # after registering): a broker still waiting out its predecessor's session must not tell clients
+        # the cluster has no brokers.
+        self._loop.call_soon_threadsafe(self._registered.set)
         self.zk.kazoo.add_listener(self._session_state_changed)
         self.controller = KafkaController(
             ControllerSettings(
@@ -280,6 +285,7 @@ class KafkaServer:
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
+            await self._registered.wait()
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
                 if payload is None:
