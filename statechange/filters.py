@@ -282,9 +282,9 @@ def required_literal(pattern: re.Pattern[str]) -> bytes | None:
                 best = max(best, run, key=len)
             else:
                 run = ""
-    except Exception:  # noqa: BLE001 - any failure only costs the optimisation
+        return best.encode() if best else None  # a lone surrogate cannot be encoded: no literal then
+    except Exception:  # any failure only costs the optimisation
         return None
-    return best.encode() if best else None
 
 
 def fields_match(spec: EntryFilter, key: bytes, text: bytes) -> bool:

@@ -343,6 +343,7 @@ def test_containing(texts: list[bytes], needle: bytes) -> None:
         ("(?i)abc", None),
         ("abc|def", None),
         ("[ab]+", None),
+        ("\ud800", None),  # no text holds a lone surrogate, and it has no UTF-8
     ],
 )
 def test_required_literal(pattern: str, literal: bytes | None) -> None:
