@@ -215,10 +215,19 @@ class KafkaServer:
             threading.Thread(target=self._reregister, daemon=True).start()
 
     def _reregister(self) -> None:
-        with contextlib.suppress(KafkaOpsError, Exception):
-            if not self.zk.exists(znodes.BrokerIdZNode.path(self.broker_id)):
+        """After a new session: register again. The old session's node may linger until ZooKeeper has
+        expired it (a broker frozen past its timeout reconnects first), so retry until it is ours."""
+        deadline = time.monotonic() + 2 * self.config.zookeeper_session_timeout_ms / 1000 + 5
+        while not self._stopped.is_set() and time.monotonic() < deadline:
+            try:
                 self.broker_epoch = self.zk.register_broker(self.registration())
                 log.info("Re-registered broker %s with epoch %s", self.broker_id, self.broker_epoch)
+                return
+            except BrokerIdTakenError:
+                time.sleep(0.25)  # the expired session's ephemeral node is still there
+            except Exception as error:  # noqa: BLE001 - ZooKeeper unsettled: try again shortly
+                log.warning("Re-registration of broker %s failed: %s", self.broker_id, error)
+                time.sleep(0.5)
 
     def _controlled_shutdown(self) -> None:
         """Kafka's `controlledShutdown`: ask the controller until it reports nothing left to move."""
