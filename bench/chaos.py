@@ -79,6 +79,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import random
 import shutil
@@ -545,7 +546,9 @@ class LiveConsumer:
     """A confluent-kafka consumer reading the surviving topics from the beginning throughout the run
     (explicit assignment), remembering the value it read at every (topic, partition, offset)."""
 
-    def __init__(self, bootstrap: str, partitions: Sequence[tuple[str, int]]) -> None:
+    def __init__(self, bootstrap: str, partitions: Sequence[tuple[str, int]], debug_log: Path | None = None) -> None:
+        self.debug_log = debug_log
+        """Where librdkafka's `debug=metadata,topic,fetch` lines go, if anywhere."""
         self.seen: dict[tuple[str, int, int], bytes] = {}
         self.reread_conflicts: list[tuple[str, int, int, bytes, bytes]] = []
         self.errors: Counter[str] = Counter()
@@ -568,10 +571,17 @@ class LiveConsumer:
             with contextlib.suppress(ValueError):
                 self.stats = json.loads(document)
 
+        extra: dict[str, Any] = {"statistics.interval.ms": 10000, "stats_cb": keep_stats}
+        if self.debug_log is not None:
+            logger = logging.getLogger("kafkaops.chaos.librdkafka")
+            logger.propagate = False
+            logger.setLevel(logging.DEBUG)
+            handler = logging.FileHandler(self.debug_log)
+            handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s"))
+            logger.addHandler(handler)
+            extra.update({"debug": "metadata,topic,fetch", "log_level": 7, "logger": logger})
         try:
-            consumer = Consumer(
-                _confluent_settings(self._bootstrap, **{"statistics.interval.ms": 10000, "stats_cb": keep_stats})
-            )
+            consumer = Consumer(_confluent_settings(self._bootstrap, **extra))
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
             return
@@ -741,6 +751,7 @@ class ChaosRun:
         self.producer_stop: float | None = None
         self.consumed_per_topic: dict[str, int] = {}
         self.unacked_per_topic: dict[str, int] = {}
+        self.consumer_debug = False
         self.cli_env = {**os.environ, "KAFKAOPS_STATE_DIR": str(state_dir / "cli-state")}
         self.cli_env.pop("KAFKAOPS_CONFIG", None)
         self.cli_env.pop("KAFKAOPS_ZOOKEEPER", None)
@@ -889,7 +900,11 @@ class ChaosRun:
             self.producers[topic] = ProducerWorker(
                 topic, self.config.partitions, bootstrap, self.config.rate, self.log.now, self.send_refused
             )
-        self.consumer = LiveConsumer(bootstrap, self.surviving_partitions())
+        self.consumer = LiveConsumer(
+            bootstrap,
+            self.surviving_partitions(),
+            self.state_dir / "live-consumer-debug.log" if self.consumer_debug else None,
+        )
         queue = list(self.schedule)
         deferred_since: dict[int, float] = {}
         next_health_check = 0.0
@@ -1260,24 +1275,43 @@ class ChaosRun:
 
         return episode
 
-    def expect_reregistration(self, broker: int, old_owner: int, why: str) -> bool:
+    def expect_reregistration(self, broker: int, old_owner: int, why: str, may_survive: bool = False) -> bool:
+        """Wait until `broker` is registered under a new session (it lost the old one); an anomaly if not.
+
+        `may_survive`: a frozen broker's session can outlive the freeze, legitimately: when the ensemble
+        elects a new leader meanwhile, the new leader restarts every session's timer. Then the old
+        registration is still there, held by the old session, a few seconds after the broker resumed (an
+        expired session's ephemeral node is gone by then), and that is accepted."""
         started = time.monotonic()
         timeout_s = self.config.session_timeout_ms / 1000 + 60
+        grace_s = 3.0
+        outcome = ""
 
-        def reregistered() -> bool:
+        def settled() -> bool:
+            nonlocal outcome
             if self.closing.is_set():
                 raise Interrupted("closing")
             owner = self.registration_owner(broker)
-            return owner is not None and owner != old_owner
+            if owner is not None and owner != old_owner:
+                outcome = "new"
+                return True
+            if may_survive and owner == old_owner and time.monotonic() - started > grace_s:
+                outcome = "survived"
+                return True
+            return False
 
         try:
-            self.wait_for(reregistered, timeout_s, "re-registration")
+            self.wait_for(settled, timeout_s, "re-registration")
         except TimeoutError:
-            message = f"broker {broker} did not register again within {timeout_s:.0f}s after {why}"
-            with self.lock:
-                self.anomalies.append(message)
-            self.log(f"ANOMALY {message}\n    {self.server_tail(broker)}")
+            self.anomaly(
+                f"broker {broker} did not register again within {timeout_s:.0f}s after {why}\n    "
+                + self.server_tail(broker)
+            )
             return False
+        if outcome == "survived":
+            session = f"0x{old_owner & 0xFFFFFFFFFFFFFFFF:x}"
+            self.log(f"broker {broker} kept its session {session} (a ZooKeeper leader change restarts session timers)")
+            return True
         self.log(f"broker {broker} registered again with a new session after {time.monotonic() - started:.1f}s")
         return True
 
@@ -1306,7 +1340,7 @@ class ChaosRun:
                         os.kill(pid, signal.SIGCONT)
                     self.log(f"zombie_freeze: SIGCONT broker {broker}")
                 if owner is not None and self.expect_reregistration(
-                    broker, owner, "it was frozen past its session timeout"
+                    broker, owner, "it was frozen past its session timeout", may_survive=True
                 ):
                     self.wait_rejoined(broker)
             finally:
@@ -1966,6 +2000,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-data", action="store_true", help="keep the partition logs after a passing run")
     parser.add_argument("--print-schedule", action="store_true", help="print the planned actions and exit")
     parser.add_argument(
+        "--consumer-debug", action="store_true", help="librdkafka debug lines of the live consumer to a file"
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="only the summary on stdout (events still go to the log file)"
     )
     return parser.parse_args(argv)
@@ -2004,6 +2041,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix=f"kafkaops-chaos-{args.seed}-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     run = ChaosRun(config, state_dir, None if args.quiet else sys.stdout)
+    run.consumer_debug = args.consumer_debug
 
     def interrupted(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(f"signal {signum}")

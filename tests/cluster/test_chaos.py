@@ -78,11 +78,6 @@ def _kill_leftovers(state_dir: Path) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skip(
-    reason="open (issue 8): its data checks pass, but the runner flags 'broker N did not register again "
-    "after it was frozen past its session timeout' when a ZooKeeper leader is killed during the freeze "
-    "(the session may survive the leader change); being investigated, run bench/chaos.py by hand"
-)
 def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     state_dir = tmp_path / "chaos"
     command = [
