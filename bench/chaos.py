@@ -1280,11 +1280,11 @@ class ChaosRun:
 
         `may_survive`: a frozen broker's session can outlive the freeze, legitimately: when the ensemble
         elects a new leader meanwhile, the new leader restarts every session's timer. Then the old
-        registration is still there, held by the old session, a few seconds after the broker resumed (an
-        expired session's ephemeral node is gone by then), and that is accepted."""
+        registration is still held by the old session one session timeout after the broker resumed (an
+        expired session's ephemeral node would be gone by then), and that is accepted."""
         started = time.monotonic()
         timeout_s = self.config.session_timeout_ms / 1000 + 60
-        grace_s = 3.0
+        grace_s = self.config.session_timeout_ms / 1000 + 3
         outcome = ""
 
         def settled() -> bool:
