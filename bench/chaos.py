@@ -1267,7 +1267,9 @@ class ChaosRun:
         def episode() -> None:
             try:
                 self.log(f"session_expire: ending broker {broker}'s ZooKeeper session {session} ({why})")
-                expire_session(self.connect, owner)
+                closes = expire_session(self.connect, owner)
+                if closes > 1:
+                    self.log(f"session {session} needed {closes} closes (broker {broker}'s client took it back)")
                 if self.expect_reregistration(broker, owner, "its session was ended"):
                     self.wait_rejoined(broker)
             finally:

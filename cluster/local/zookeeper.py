@@ -470,29 +470,38 @@ def session_password(session_id: int) -> bytes:
     return java_random_bytes(session_id ^ _ZK_SUPER_SECRET, 16)
 
 
-def expire_session(connect: str, session_id: int, timeout_s: float = 15.0) -> None:
+def expire_session(connect: str, session_id: int, timeout_s: float = 15.0, attempts: int = 5) -> int:
     """End someone else's session, as if it had expired: resume it on a new connection, then close it.
 
     Its ephemeral znodes go at once; its owner's client finds the session expired when it next talks to
     the ensemble (kazoo: state LOST, then a new session). `connect` is the ensemble's host list (a chroot
-    is ignored: sessions are not chrooted). Raises ZooKeeperStartError if the session cannot be resumed
-    (already gone, or the ensemble unreachable)."""
+    is ignored: sessions are not chrooted).
+
+    The owner's client, whose connection the server drops when the session moves to ours, reconnects at
+    once and can take the session back before our close arrives (the close is then refused as coming
+    from a moved session, silently). So the session is resumed again after each close: only when that
+    fails (ZooKeeper answers "expired" and hands out a new session) is it known to be gone. Returns the
+    number of closes it took. Raises ZooKeeperStartError if the session cannot be resumed at first
+    (already gone, or the ensemble unreachable) or is still alive after `attempts` closes."""
     from kazoo.client import KazooClient
     from kazoo.handlers.threading import KazooTimeoutError
 
     hosts = connect.split("/", 1)[0]
-    client = KazooClient(
-        hosts=hosts, client_id=(session_id, session_password(session_id)), timeout=timeout_s, logger=_QUIET_LOGGER
-    )
-    try:
-        client.start(timeout=timeout_s)
-    except KazooTimeoutError as error:
+    shown = f"0x{session_id & 0xFFFFFFFFFFFFFFFF:x}"
+    for closes in range(attempts + 1):
+        client = KazooClient(
+            hosts=hosts, client_id=(session_id, session_password(session_id)), timeout=timeout_s, logger=_QUIET_LOGGER
+        )
+        try:
+            client.start(timeout=timeout_s)
+        except KazooTimeoutError as error:
+            client.close()
+            raise ZooKeeperStartError(f"Could not resume session {shown} to end it") from error
+        resumed = client.client_id is not None and client.client_id[0] == session_id
+        client.stop()  # sends closeSession (ours if the session is, a new one's otherwise)
         client.close()
-        raise ZooKeeperStartError(
-            f"Could not resume session 0x{session_id & 0xFFFFFFFFFFFFFFFF:x} to end it"
-        ) from error
-    resumed = client.client_id is not None and client.client_id[0] == session_id
-    client.stop()  # sends closeSession
-    client.close()
-    if not resumed:
-        raise ZooKeeperStartError(f"Session 0x{session_id & 0xFFFFFFFFFFFFFFFF:x} had already ended")
+        if not resumed:
+            if closes == 0:
+                raise ZooKeeperStartError(f"Session {shown} had already ended")
+            return closes
+    raise ZooKeeperStartError(f"Session {shown} still alive after {attempts} closes (its owner keeps taking it back)")
