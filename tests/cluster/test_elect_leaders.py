@@ -64,7 +64,8 @@ def test_preferred_election_through_a_broker_that_is_not_the_controller(cluster,
 
 def test_unclean_election_brings_an_out_of_sync_replica_back_as_leader(cluster, zk):
     local = cluster(brokers=3, **NO_REBALANCE)
-    controller = wait_for(lambda: local.status().controller_id is not None and local.status().controller_id)
+    # broker 0 as controller is a falsy id: wait on the status that names it
+    controller = wait_for(lambda: (s := local.status()).controller_id is not None and s).controller_id
     first, second = (b for b in (0, 1, 2) if b != controller)  # the controller stays up throughout
     admin_topics.create_topic(zk, "u", None, None, {0: [first, second]}, {}, rng=JavaRandom(1))
     u0 = TopicPartition("u", 0)
