@@ -326,29 +326,32 @@ class ReplicaManager:
             ),
         ):
             return {"error_code": STALE_CONTROLLER_EPOCH, "partition_errors": []}
-        partition_errors = []
+        delete = body["delete_partitions"]
         for topic, index in partitions:
             tp = TopicPartition(topic, index)
             partition = self.partitions.get(tp)
-            state = StopReplicaPartitionState(
-                index, partition.leader_epoch if partition else -1, body["delete_partitions"]
-            )
+            state = StopReplicaPartitionState(index, partition.leader_epoch if partition else -1, delete)
             if self.sink.enabled(Level.TRACE):
                 write(self.log.received_stop_replica(state, tp, correlation_id, controller_id, controller_epoch))
             self._remove_from_fetchers(tp)
             self._leadership_lost(tp)
-            code = NONE
-            if body["delete_partitions"]:
+            if delete:
                 self.partitions.pop(tp, None)
-                try:
-                    self.log_manager.delete_log(topic, index)
-                except LogDirFailureError:
-                    code = KAFKA_STORAGE_ERROR
             elif partition is not None:
                 partition.stop_leading()
-            partition_errors.append({"topic_name": topic, "partition_index": index, "error_code": code})
+        failed = self.log_manager.delete_logs(partitions) if delete else {}
         self.sink.flush()
-        return {"error_code": NONE, "partition_errors": partition_errors}
+        return {
+            "error_code": NONE,
+            "partition_errors": [
+                {
+                    "topic_name": topic,
+                    "partition_index": index,
+                    "error_code": NONE if failed.get((topic, index)) is None else KAFKA_STORAGE_ERROR,
+                }
+                for topic, index in partitions
+            ],
+        }
 
     # --- log dir failures ------------------------------------------------------------------------------
 

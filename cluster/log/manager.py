@@ -37,7 +37,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kafkaops.cluster.errors import LogDirFailureError, LogDirLockedError, LogError, MalformedCheckpointError
@@ -89,6 +89,9 @@ class LogManager:
         self._clock = clock
         self._on_dir_offline = on_dir_offline
         self._lock = threading.Lock()
+        # Checkpoints are written from the periodic tasks' threads and by deletions on the broker's loop,
+        # all through the same `<file>.tmp`: one writer at a time, or a rename finds its temp file gone.
+        self._checkpoint_lock = threading.Lock()
         self._logs: dict[TopicPartition, Log] = {}
         self._offline: set[Path] = set()
         self._dir_locks: dict[Path, int] = {}
@@ -230,16 +233,39 @@ class LogManager:
             return created
 
     def delete_log(self, topic: str, partition: int) -> bool:
-        """Delete the partition's log and its checkpoint entries; False if there was none."""
-        with self._lock:
-            doomed = self._logs.pop((topic, partition), None)
-        if doomed is None:
+        """Delete the partition's log and its checkpoint entries; False if there was none. Raises
+        LogDirFailureError if its dir failed."""
+        outcome = self.delete_logs([(topic, partition)])
+        if (topic, partition) not in outcome:
             return False
-        doomed.delete()
-        directory = doomed.directory.parent
-        self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
-        self._write_recovery_checkpoints(directory)
+        failure = outcome[(topic, partition)]
+        if failure is not None:
+            raise failure
         return True
+
+    def delete_logs(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, LogDirFailureError | None]:
+        """Delete these partitions' logs, then rewrite the checkpoints of each dir they were in once, as
+        Kafka 2.8's batched asyncDelete: a StopReplica of thousands of partitions must not rewrite the
+        checkpoints thousands of times. A dir whose deletion or checkpoint fails goes offline. Returns, for
+        each partition that had a log, None once deleted or the failure that kept it."""
+        outcome: dict[TopicPartition, LogDirFailureError | None] = {}
+        directories: set[Path] = set()
+        for tp in partitions:
+            with self._lock:
+                doomed = self._logs.pop(tp, None)
+            if doomed is None:
+                continue
+            try:
+                doomed.delete()
+            except LogDirFailureError as exc:
+                outcome[tp] = exc
+                continue
+            outcome[tp] = None
+            directories.add(doomed.directory.parent)
+        for directory in directories - self._offline:
+            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+            self._write_recovery_checkpoints(directory)
+        return outcome
 
     def _logs_in(self, directory: Path) -> list[Log]:
         with self._lock:
@@ -312,7 +338,8 @@ class LogManager:
             if offset is not None:
                 offsets[(entry.topic, entry.partition)] = offset
         try:
-            write_checkpoint(directory / name, format_offsets(offsets))
+            with self._checkpoint_lock:
+                write_checkpoint(directory / name, format_offsets(offsets))
         except OSError as exc:
             self._dir_io_failed(directory, exc)
 
