@@ -3,7 +3,6 @@ expired sessions, a ZooKeeper restart."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 from kazoo.client import KazooClient
@@ -16,7 +15,7 @@ from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import LeaderIsrAndControllerEpoch, TopicPartition
+from kafkaops.cluster.zk.values import TopicPartition
 from tests.cluster.conftest import FAST, wait_for
 
 
@@ -31,23 +30,6 @@ def metadata(local: LocalCluster, broker_id: int, topic: str) -> dict:
     return {p["partition_index"]: p for p in body["topics"][0]["partitions"]}
 
 
-def expand_isr_as_the_leader_would(zk, topic, partition, isr):
-    """A leader broker's ISR expansion (Kafka ≤ 2.6): a conditional state write, then a notification."""
-    current = state(zk, topic, partition)
-    lai = dataclasses.replace(current.leader_and_isr, isr=tuple(isr))  # same leader and leader epoch
-    new = LeaderIsrAndControllerEpoch(lai, current.controller_epoch)
-    zk.kazoo.set(
-        znodes.TopicPartitionStateZNode.path(topic, partition),
-        znodes.TopicPartitionStateZNode.encode(new),
-        version=current.leader_and_isr.zk_version,
-    )
-    zk.create(
-        znodes.IsrChangeNotificationSequenceZNode.path(),
-        znodes.IsrChangeNotificationSequenceZNode.encode([TopicPartition(topic, partition)]),
-        znodes.IsrChangeNotificationSequenceZNode.mode,
-    )
-
-
 def test_isr_notification_reaches_brokers_and_auto_rebalance_restores_the_preferred_leader(cluster, zk):
     local = cluster(brokers=3)
     controller = local.status().controller_id
@@ -57,7 +39,9 @@ def test_isr_notification_reaches_brokers_and_auto_rebalance_restores_the_prefer
     local.stop_broker(preferred)  # controlled: `other` leads, `preferred` leaves the ISR
     assert state(zk, "r", 0).leader_and_isr.leader == other
     local.start_broker(preferred)
-    expand_isr_as_the_leader_would(zk, "r", 0, [other, preferred])
+    # `other`, the leader, sees `preferred` catch up: it widens the ISR (a conditional state write) and
+    # writes an ISR change notification
+    wait_for(lambda: state(zk, "r", 0).leader_and_isr.isr == (other, preferred), timeout_s=30)
     # the controller propagates the new ISR to every broker's metadata cache and deletes the notification
     wait_for(lambda: metadata(local, controller, "r")[0]["isr_nodes"] == [other, preferred])
     wait_for(lambda: not zk.get_children(znodes.IsrChangeNotificationZNode.path()))

@@ -14,7 +14,7 @@ KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KAFKAOPS, *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([KAFKAOPS, *args], env=env, capture_output=True, text=True, timeout=240, check=False)
 
 
 def test_topics_and_configs_from_a_script(brokers, cli_env):
