@@ -18,13 +18,13 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
-from kazoo.protocol.states import KazooState
+from kazoo.protocol.states import KazooState, WatchedEvent
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.controller import elections
@@ -140,9 +140,8 @@ class ZkPartitionReassignment:
 
 @dataclass(frozen=True)
 class PartitionReassignmentIsrChange:
-    """The state znode of a partition being reassigned changed (Kafka's watch when AlterIsr is off)."""
-
-    partition: TopicPartition
+    """The state znodes of partitions being reassigned changed (Kafka's watch when AlterIsr is off); the
+    partitions wait in `KafkaController._reassignment_isr_changed`."""
 
 
 @dataclass(frozen=True)
@@ -209,9 +208,9 @@ class KafkaController:
         self._watch_generation = 0
         self._rebalance_generation = 0
         self._isr_watch_lock = threading.Lock()
-        self._reassignment_isr_watches: dict[TopicPartition, object] = {}
-        """Partitions whose state znode is watched for a reassignment's completion, each with the token of
-        its watch; a watch whose token is gone stops (read on kazoo's thread, hence the lock)."""
+        self._reassignment_isr_changed: set[TopicPartition] = set()
+        """Partitions being reassigned whose state znode changed since the last look (filled on kazoo's
+        thread, hence the lock)."""
         self.events = ControllerEventManager(self._process, f"controller-{self.broker_id}-event-thread")
 
     # --- public, thread-safe -------------------------------------------------------------------
@@ -310,7 +309,7 @@ class KafkaController:
             elif isinstance(event, ZkPartitionReassignment):
                 self._on_zk_partition_reassignment(resume=False)
             elif isinstance(event, PartitionReassignmentIsrChange):
-                self._on_partition_reassignment_isr_change(event.partition)
+                self._on_partition_reassignment_isr_change()
             elif (
                 isinstance(event, AutoPreferredReplicaLeaderElection) and event.generation == self._rebalance_generation
             ):
@@ -370,7 +369,7 @@ class KafkaController:
         self._watch_generation += 1
         self._rebalance_generation += 1
         with self._isr_watch_lock:
-            self._reassignment_isr_watches.clear()
+            self._reassignment_isr_changed.clear()
         if self.channel is not None:
             self.channel.shutdown()
             self.channel = None
@@ -1042,7 +1041,6 @@ class KafkaController:
         new_topics = sorted(topics - ctx.all_topics)
         deleted = ctx.all_topics - topics
         for topic in deleted:
-            self._unwatch_reassignment_isr(tp for tp in ctx.partitions_being_reassigned if tp.topic == topic)
             ctx.remove_topic(topic)
         ctx.set_all_topics(topics)
         if not new_topics:
@@ -1209,7 +1207,6 @@ class KafkaController:
         self._delete_recursive(znodes.TopicZNode.path(topic))
         self._delete_recursive(znodes.ConfigEntityZNode.path(znodes.ConfigType.TOPIC, topic))
         self._delete_recursive(znodes.DeleteTopicsTopicZNode.path(topic))
-        self._unwatch_reassignment_isr(tp for tp in ctx.partitions_being_reassigned if tp.topic == topic)
         ctx.remove_topic(topic)
         log.info("Deletion of topic %s successfully completed", topic)
 
@@ -1339,9 +1336,7 @@ class KafkaController:
             batch.add_update_metadata(ctx.live_broker_ids, known)
             self._send(batch)
             # the leaders write these when they expand the ISR: a reassignment may be complete
-            for tp in known:
-                if tp in ctx.partitions_being_reassigned:
-                    self._maybe_complete_reassignment(tp)
+            self._maybe_complete_reassignments(known)
         finally:
             # only the notifications read: one written meanwhile fires the watch again
             self.zk.fenced_multi_many(
@@ -1360,10 +1355,12 @@ class KafkaController:
 
     def _maybe_resume_reassignments(self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> None:
         ctx = self.context
+        to_resume: dict[TopicPartition, ReplicaAssignment] = {}
         for tp in sorted(ctx.partitions_being_reassigned, key=_tp_order):
             assignment = ctx.partition_full_replica_assignment(tp)
-            if tp in ctx.partitions_being_reassigned and should_resume(tp, assignment):
-                self._trigger_reassignment(tp, assignment)
+            if should_resume(tp, assignment):
+                to_resume[tp] = assignment
+        self._trigger_reassignments(to_resume)
 
     def _on_zk_partition_reassignment(self, resume: bool) -> set[TopicPartition]:
         """`processZkPartitionReassignment`: start (or supersede, or cancel) the reassignment of every
@@ -1390,13 +1387,8 @@ class KafkaController:
         for tp in plan.being_deleted:
             log.info("Skipping reassignment of %s since the topic is currently being deleted", tp)
         failed = dict(plan.failed)
-        started: set[TopicPartition] = set()
-        for tp, assignment in plan.to_start.items():
-            refused = self._trigger_reassignment(tp, assignment)
-            if refused is None:
-                started.add(tp)
-            else:
-                failed[tp] = refused
+        refused = self._trigger_reassignments(plan.to_start)
+        failed.update(refused)
         if failed:
             log.warning(
                 "Failed reassignment through zk with the following errors: %s", reassign.format_failures(failed)
@@ -1404,25 +1396,48 @@ class KafkaController:
             self._remove_from_zk_reassignment(lambda tp, _: tp in failed)
         elif not requested:
             self._remove_from_zk_reassignment(lambda tp, _: False)  # an empty list: nothing left to do
-        return started
+        return set(plan.to_start) - set(refused)
 
-    def _trigger_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> reassign.ApiError | None:
-        """`maybeTriggerPartitionReassignment` for one partition: a failure other than the controller
-        moving is logged and reported, never raised (one bad partition must not stop the others)."""
+    def _trigger_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, ReplicaAssignment],
+        states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch | None] | None = None,
+    ) -> dict[TopicPartition, reassign.ApiError]:
+        """`maybeTriggerPartitionReassignment` for many partitions at once; returns the refused ones. A
+        failure other than the controller moving is logged and reported, never raised: the batch is then
+        retried one partition at a time, so that one bad partition does not stop the others (every step
+        can be repeated, as a new controller resuming a reassignment repeats them)."""
+        if not reassignments:
+            return {}
         try:
-            self._on_partition_reassignment(tp, assignment)
+            self._on_partition_reassignments(reassignments, states)
         except ControllerMovedError:
             log.info(
-                "Failed completing reassignment of partition %s because controller has moved to another broker", tp
+                "Failed completing reassignment of partitions %s because controller has moved to another broker",
+                ",".join(str(tp) for tp in reassignments),
             )
             raise
         except Exception:
-            log.exception("Error completing reassignment of partition %s", tp)
-            return reassign.UNKNOWN_SERVER_ERROR
-        return None
+            if len(reassignments) == 1:
+                tp = next(iter(reassignments))
+                log.exception("Error completing reassignment of partition %s", tp)
+                return {tp: reassign.UNKNOWN_SERVER_ERROR}
+            log.exception("Error completing the reassignment of %d partitions: retrying one by one", len(reassignments))
+            refused: dict[TopicPartition, reassign.ApiError] = {}
+            for tp, assignment in reassignments.items():
+                refused.update(self._trigger_reassignments({tp: assignment}))
+            return refused
+        return {}
 
-    def _on_partition_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> None:
-        """Kafka's `onPartitionReassignment`. RS = replicas, AR/RR = adding/removing, TRS = target.
+    def _on_partition_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, ReplicaAssignment],
+        states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch | None] | None = None,
+    ) -> None:
+        """Kafka's `onPartitionReassignment`, for many partitions: each step once for all of them (one
+        pipelined round of ZooKeeper writes, one request per broker), in Kafka's order for each partition.
+        RS = replicas, AR/RR = adding/removing, TRS = target. `states`: the partitions' state znodes if
+        the caller has just read them with the completion watch set.
 
         Phase U: ZooKeeper then memory get RS = TRS ++ ORS with AR and RR; replicas a superseded
         reassignment was adding and the new one does not hold are stopped. Phase A (TRS ⊄ ISR): bump
@@ -1432,130 +1447,181 @@ class KafkaController:
         UpdateMetadata. The topic znode holds ORS until the very end, so a new controller can resume.
         """
         ctx = self.context
-        ctx.mark_topics_ineligible_for_deletion([tp.topic])  # no deletion while a partition moves
-        self._update_current_reassignment(tp, reassignment)
-        if not self._is_reassignment_complete(tp, reassignment):
-            self._update_leader_epoch_and_send_request(tp, reassignment)  # A1
+        # no deletion while a partition moves
+        ctx.mark_topics_ineligible_for_deletion({tp.topic for tp in reassignments})
+        changed = self._update_current_reassignments(reassignments)
+        if changed or states is None:
+            states = self._watch_reassignment_isr(list(reassignments))
+        complete = {
+            tp: assignment
+            for tp, assignment in reassignments.items()
+            if self._is_reassignment_complete(assignment, states.get(tp))
+        }
+        incomplete = {tp: assignment for tp, assignment in reassignments.items() if tp not in complete}
+        if incomplete:
+            self._update_leader_epochs_and_send_requests(incomplete)  # A1
             self._handle_replica_state_changes(  # A2
-                [PartitionReplica(tp, r) for r in reassignment.adding_replicas], ReplicaState.NEW
+                [PartitionReplica(tp, r) for tp, a in incomplete.items() for r in a.adding_replicas], ReplicaState.NEW
             )
-            return
+        if complete:
+            self._complete_reassignments(complete)
+
+    def _complete_reassignments(self, reassignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """Phase B (see `_on_partition_reassignments`)."""
+        ctx = self.context
         self._handle_replica_state_changes(  # B1
-            [PartitionReplica(tp, r) for r in reassignment.adding_replicas], ReplicaState.ONLINE
+            [PartitionReplica(tp, r) for tp, a in reassignments.items() for r in a.adding_replicas],
+            ReplicaState.ONLINE,
         )
-        completed = ReplicaAssignment(reassignment.target_replicas)
-        ctx.update_partition_full_replica_assignment(tp, completed)  # B2
-        self._move_reassigned_partition_leader_if_required(tp, completed)  # B3
-        self._stop_removed_replicas_of_reassigned_partition(tp, reassignment.removing_replicas)  # B4, B5
-        self._update_replica_assignment_for_partition(tp, completed)  # B6
-        self._remove_partition_from_reassigning_partitions(tp, completed)  # B7
+        completed = {tp: ReplicaAssignment(a.target_replicas) for tp, a in reassignments.items()}
+        for tp, assignment in completed.items():
+            ctx.update_partition_full_replica_assignment(tp, assignment)  # B2
+        self._move_reassigned_partition_leaders_if_required(completed)  # B3
+        self._stop_removed_replicas_of_reassigned_partitions(  # B4, B5
+            [PartitionReplica(tp, r) for tp, a in reassignments.items() for r in a.removing_replicas]
+        )
+        self._update_replica_assignments(completed)  # B6
+        self._remove_partitions_from_reassigning_partitions(completed)  # B7
         batch = self._new_batch()  # B8
-        batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, [tp])
+        batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, list(completed))
         self._send(batch)
-        # the topic's deletion waits for its last partition to move (`resume_deletion_for_topics`)
-        if ctx.is_topic_queued_up_for_deletion(tp.topic):
-            ctx.resume_deletion_for_topics([tp.topic])
+        # a topic's deletion waits for its last partition to move (`resume_deletion_for_topics`)
+        queued = sorted({tp.topic for tp in completed if ctx.is_topic_queued_up_for_deletion(tp.topic)})
+        if queued:
+            ctx.resume_deletion_for_topics(queued)
             self._try_topic_deletion()
 
-    def _update_current_reassignment(self, tp: TopicPartition, reassignment: ReplicaAssignment) -> None:
+    def _update_current_reassignments(self, reassignments: Mapping[TopicPartition, ReplicaAssignment]) -> bool:
+        """Phase U; True if any assignment changed."""
         ctx = self.context
-        current = ctx.partition_full_replica_assignment(tp)
-        if current != reassignment:
-            log.debug("Updating assignment of partition %s from %s to %s", tp, current, reassignment)
-            self._update_replica_assignment_for_partition(tp, reassignment)  # U1
-            ctx.update_partition_full_replica_assignment(tp, reassignment)  # U2
-            unneeded = reassign.unneeded_replicas(current, reassignment)
-            if unneeded:  # U3
-                self._stop_removed_replicas_of_reassigned_partition(tp, unneeded)
-        self._watch_reassignment_isr(tp)
-        ctx.partitions_being_reassigned.add(tp)
+        current = {tp: ctx.partition_full_replica_assignment(tp) for tp in reassignments}
+        changed = {tp: a for tp, a in reassignments.items() if current[tp] != a}
+        for tp, assignment in changed.items():
+            log.debug("Updating assignment of partition %s from %s to %s", tp, current[tp], assignment)
+        if changed:
+            self._update_replica_assignments(changed)  # U1
+            for tp, assignment in changed.items():
+                ctx.update_partition_full_replica_assignment(tp, assignment)  # U2
+            self._stop_removed_replicas_of_reassigned_partitions(  # U3
+                [
+                    PartitionReplica(tp, r)
+                    for tp, assignment in changed.items()
+                    for r in reassign.unneeded_replicas(current[tp], assignment)
+                ]
+            )
+        ctx.partitions_being_reassigned.update(reassignments)
+        return bool(changed)
 
-    def _is_reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
-        if not assignment.is_being_reassigned:
-            return True
-        try:
-            state = self.zk.get_partition_states([tp])[tp]
-        except MalformedZNodeError as error:
-            log.error("Unreadable state of %s: %s", tp, error)
-            return False
+    def _is_reassignment_complete(
+        self, assignment: ReplicaAssignment, state: LeaderIsrAndControllerEpoch | None | MalformedZNodeError
+    ) -> bool:
+        if isinstance(state, MalformedZNodeError):
+            return not assignment.is_being_reassigned
         return reassign.is_reassignment_complete(assignment, state.leader_and_isr.isr if state else None)
 
-    def _update_leader_epoch_and_send_request(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+    def _update_leader_epochs_and_send_requests(
+        self, reassignments: Mapping[TopicPartition, ReplicaAssignment]
+    ) -> None:
         """Same leader and ISR, next leader epoch, so that the replicas take the new replica set; the
         origin replicas get it as they are, the adding ones with isNew (they may start on any log dir)."""
-        updated = self._update_leader_epoch(tp)
-        if updated is None:
-            self._write(self.scl.reassignment_request_failed(tp, assignment))
-            return
+        updated = self._update_leader_epochs(list(reassignments))
         batch = self._new_batch()
-        batch.add_leader_and_isr(assignment.original_replicas, tp, updated, assignment, is_new=False)
-        batch.add_leader_and_isr(assignment.adding_replicas, tp, updated, assignment, is_new=True)
-        self._send(batch)
-        self._write(self.scl.reassignment_request_sent(tp, updated, assignment))
-
-    def _update_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch | None:
-        """Kafka's `updateLeaderEpoch`: re-read the state znode, write it back with the next leader epoch
-        (conditionally; a leader's ISR write in between means read again). Raises if the znode is
-        missing or was written by a newer controller."""
-        ctx = self.context
-        path = znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)
-        while True:
-            state = self.zk.get_partition_states([tp])[tp]
+        for tp, assignment in reassignments.items():
+            state = updated.get(tp)
             if state is None:
-                raise KafkaOpsError(
-                    f"Cannot update leader epoch for partition {tp} as leaderAndIsr path is empty. This could mean "
-                    "we somehow tried to reassign a partition that doesn't exist"
-                )
-            if state.controller_epoch > ctx.epoch:
-                raise KafkaOpsError(
-                    "Leader and isr path written by another controller. This probably means the current controller "
-                    f"with epoch {ctx.epoch} went through a soft failure and another controller was elected with "
-                    f"epoch {state.controller_epoch}. Aborting state change by this controller"
-                )
-            new = state.leader_and_isr.new_epoch()
-            outcome = self.zk.fenced_multi_many(
+                self._write(self.scl.reassignment_request_failed(tp, assignment))
+                continue
+            batch.add_leader_and_isr(assignment.original_replicas, tp, state, assignment, is_new=False)
+            batch.add_leader_and_isr(assignment.adding_replicas, tp, state, assignment, is_new=True)
+        self._send(batch)
+        for tp, assignment in reassignments.items():
+            state = updated.get(tp)
+            if state is not None:
+                self._write(self.scl.reassignment_request_sent(tp, state, assignment))
+
+    def _update_leader_epochs(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Kafka's `updateLeaderEpoch` for many partitions: read the state znodes, write them back with the
+        next leader epoch (conditionally, in one pipelined round; a leader's ISR write in between means
+        read that one again). A partition whose state znode went away is left out. Raises if a state
+        znode is missing at the first read or was written by a newer controller."""
+        ctx = self.context
+        updated: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        remaining = list(partitions)
+        while remaining:
+            current = self.zk.get_partition_states(remaining)
+            writes: list[tuple[TopicPartition, LeaderAndIsr]] = []
+            for tp in remaining:
+                state = current[tp]
+                if state is None:
+                    raise KafkaOpsError(
+                        f"Cannot update leader epoch for partition {tp} as leaderAndIsr path is empty. This could "
+                        "mean we somehow tried to reassign a partition that doesn't exist"
+                    )
+                if state.controller_epoch > ctx.epoch:
+                    raise KafkaOpsError(
+                        "Leader and isr path written by another controller. This probably means the current "
+                        f"controller with epoch {ctx.epoch} went through a soft failure and another controller was "
+                        f"elected with epoch {state.controller_epoch}. Aborting state change by this controller"
+                    )
+                writes.append((tp, state.leader_and_isr.new_epoch()))
+            outcomes = self.zk.fenced_multi_many(
                 [
                     [
                         Op.set(
-                            path,
+                            znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
                             znodes.TopicPartitionStateZNode.encode(LeaderIsrAndControllerEpoch(new, ctx.epoch)),
                             new.zk_version,
                         )
                     ]
+                    for tp, new in writes
                 ],
                 ctx.epoch_zk_version,
-            )[0]
-            if isinstance(outcome, BadVersionError):
-                continue
-            if isinstance(outcome, NoNodeError):
-                return None
-            if isinstance(outcome, Exception):
-                raise KafkaOpsError(f"Failed to update the leader epoch of partition {tp}: {outcome!r}")
-            updated = LeaderIsrAndControllerEpoch(new.with_zk_version(outcome[0].version), ctx.epoch)
-            ctx.put_partition_leadership_info(tp, updated)
-            log.info(
-                "Updated leader epoch for partition %s to %s, zkVersion=%s",
-                tp,
-                updated.leader_and_isr.leader_epoch,
-                updated.leader_and_isr.zk_version,
             )
-            return updated
+            remaining = []
+            for (tp, new), outcome in zip(writes, outcomes, strict=True):
+                if isinstance(outcome, BadVersionError):
+                    remaining.append(tp)
+                    continue
+                if isinstance(outcome, NoNodeError):
+                    continue
+                if isinstance(outcome, Exception):
+                    raise KafkaOpsError(f"Failed to update the leader epoch of partition {tp}: {outcome!r}")
+                state = LeaderIsrAndControllerEpoch(new.with_zk_version(outcome[0].version), ctx.epoch)
+                ctx.put_partition_leadership_info(tp, state)
+                updated[tp] = state
+                log.info(
+                    "Updated leader epoch for partition %s to %s, zkVersion=%s",
+                    tp,
+                    state.leader_and_isr.leader_epoch,
+                    state.leader_and_isr.zk_version,
+                )
+        return updated
 
-    def _move_reassigned_partition_leader_if_required(self, tp: TopicPartition, completed: ReplicaAssignment) -> None:
+    def _move_reassigned_partition_leaders_if_required(
+        self, completed: Mapping[TopicPartition, ReplicaAssignment]
+    ) -> None:
         ctx = self.context
-        info = ctx.partition_leadership_info(tp)
-        leader = info.leader_and_isr.leader if info is not None else NO_LEADER
-        move = reassign.leader_move(completed, leader, ctx.is_replica_online(leader, tp))
-        log.info(move.message(leader, tp, completed.replicas))
-        if move is reassign.LeaderMove.RESEND:
-            self._update_leader_epoch_and_send_request(tp, completed)
-        else:
-            self._handle_partition_state_changes([tp], PartitionState.ONLINE, "reassign")
+        resend: dict[TopicPartition, ReplicaAssignment] = {}
+        elect: list[TopicPartition] = []
+        for tp, assignment in completed.items():
+            info = ctx.partition_leadership_info(tp)
+            leader = info.leader_and_isr.leader if info is not None else NO_LEADER
+            move = reassign.leader_move(assignment, leader, ctx.is_replica_online(leader, tp))
+            log.info(move.message(leader, tp, assignment.replicas))
+            if move is reassign.LeaderMove.RESEND:
+                resend[tp] = assignment
+            else:
+                elect.append(tp)
+        if resend:
+            self._update_leader_epochs_and_send_requests(resend)
+        if elect:
+            self._handle_partition_state_changes(elect, PartitionState.ONLINE, "reassign")
 
-    def _stop_removed_replicas_of_reassigned_partition(self, tp: TopicPartition, removed: Sequence[int]) -> None:
+    def _stop_removed_replicas_of_reassigned_partitions(self, replicas: Sequence[PartitionReplica]) -> None:
         """Offline (out of the ISR, StopReplica) → DeletionStarted (StopReplica delete=true) →
         DeletionSuccessful → NonExistent: as Kafka, without waiting for the deletion's answer."""
-        replicas = [PartitionReplica(tp, r) for r in removed]
         if not replicas:
             return
         for target in (
@@ -1566,38 +1632,64 @@ class KafkaController:
         ):
             self._handle_replica_state_changes(replicas, target)
 
-    def _update_replica_assignment_for_partition(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
-        """Write one partition's assignment into `/brokers/topics/<t>` (fenced). Kafka rewrites the node
-        from its memory; this reads it and writes it back conditionally, so that partitions added to the
-        topic meanwhile are not lost."""
+    def _update_replica_assignments(self, assignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
+        """Write these partitions' assignments into their `/brokers/topics/<t>` znodes (fenced): one
+        conditional write per topic, all in one pipelined round. Kafka rewrites each node from its memory
+        once per partition; this reads it and writes it back conditionally, so that partitions added to a
+        topic meanwhile are not lost (a lost race re-reads that topic)."""
         ctx = self.context
-        path = znodes.TopicZNode.path(tp.topic)
-        while True:
-            entry = self.zk.get(path)
-            if entry is None:
-                raise KafkaOpsError(f"Failed to update assignment for {tp} since the topic has no current assignment")
-            current = znodes.TopicZNode.decode(tp.topic, entry[0])
-            partitions = dict(current.partitions)
-            partitions[tp.partition] = assignment
-            topic_id = current.topic_id or ctx.topic_ids.get(tp.topic)
-            outcome = self.zk.fenced_multi_many(
-                [[Op.set(path, znodes.TopicZNode.encode(partitions, topic_id), entry[1].version)]],
-                ctx.epoch_zk_version,
-            )[0]
-            if isinstance(outcome, BadVersionError):
-                continue
-            if isinstance(outcome, Exception):
-                raise KafkaOpsError(f"Failed to update the assignment of {tp}: {outcome!r}")
-            log.info("Successfully updated assignment of partition %s to %s", tp, assignment)
-            return
+        by_topic: dict[str, dict[int, ReplicaAssignment]] = defaultdict(dict)
+        for tp, assignment in assignments.items():
+            by_topic[tp.topic][tp.partition] = assignment
+        remaining = sorted(by_topic)
+        while remaining:
+            found = self.zk.get_many(znodes.TopicZNode.path(topic) for topic in remaining)
+            writes: list[tuple[str, Op]] = []
+            for topic in remaining:
+                entry = found[znodes.TopicZNode.path(topic)]
+                if entry is None:
+                    first = min(by_topic[topic])
+                    raise KafkaOpsError(
+                        f"Failed to update assignment for {TopicPartition(topic, first)} since the topic has no "
+                        "current assignment"
+                    )
+                current = znodes.TopicZNode.decode(topic, entry[0])
+                partitions = {**current.partitions, **by_topic[topic]}
+                topic_id = current.topic_id or ctx.topic_ids.get(topic)
+                writes.append(
+                    (
+                        topic,
+                        Op.set(
+                            znodes.TopicZNode.path(topic),
+                            znodes.TopicZNode.encode(partitions, topic_id),
+                            entry[1].version,
+                        ),
+                    )
+                )
+            outcomes = self.zk.fenced_multi_many([[op] for _, op in writes], ctx.epoch_zk_version)
+            remaining = []
+            for (topic, _), outcome in zip(writes, outcomes, strict=True):
+                if isinstance(outcome, BadVersionError):
+                    remaining.append(topic)
+                    continue
+                if isinstance(outcome, Exception):
+                    raise KafkaOpsError(f"Failed to update the assignment of topic {topic}: {outcome!r}")
+                for partition, assignment in sorted(by_topic[topic].items()):
+                    log.info(
+                        "Successfully updated assignment of partition %s to %s",
+                        TopicPartition(topic, partition),
+                        assignment,
+                    )
 
-    def _remove_partition_from_reassigning_partitions(self, tp: TopicPartition, completed: ReplicaAssignment) -> None:
+    def _remove_partitions_from_reassigning_partitions(
+        self, completed: Mapping[TopicPartition, ReplicaAssignment]
+    ) -> None:
         ctx = self.context
-        if tp not in ctx.partitions_being_reassigned:
-            raise KafkaOpsError("Cannot remove a reassigning partition because it is not present in memory")
-        self._unwatch_reassignment_isr([tp])
-        self._remove_from_zk_reassignment(reassign.completed_entry(tp, completed))
-        ctx.partitions_being_reassigned.discard(tp)
+        for tp in completed:
+            if tp not in ctx.partitions_being_reassigned:
+                raise KafkaOpsError("Cannot remove a reassigning partition because it is not present in memory")
+        self._remove_from_zk_reassignment(reassign.completed_entries(completed))
+        ctx.partitions_being_reassigned.difference_update(completed)
 
     def _remove_from_zk_reassignment(self, remove: Callable[[TopicPartition, tuple[int, ...]], bool]) -> None:
         """`maybeRemoveFromZkReassignment`: rewrite `/admin/reassign_partitions` without the entries
@@ -1638,45 +1730,67 @@ class KafkaController:
             raise KafkaOpsError(f"Could not update {path}: {outcome!r}")
         return True
 
-    def _on_partition_reassignment_isr_change(self, tp: TopicPartition) -> None:
-        if tp in self.context.partitions_being_reassigned:
-            self._maybe_complete_reassignment(tp)
+    def _on_partition_reassignment_isr_change(self) -> None:
+        with self._isr_watch_lock:
+            changed, self._reassignment_isr_changed = self._reassignment_isr_changed, set()
+        self._maybe_complete_reassignments(changed)
 
-    def _maybe_complete_reassignment(self, tp: TopicPartition) -> None:
-        assignment = self.context.partition_full_replica_assignment(tp)
-        if self._is_reassignment_complete(tp, assignment):
-            log.info(
-                "Target replicas %s have all caught up with the leader for reassigning partition %s",
-                reassign.scala_list(assignment.target_replicas),
-                tp,
-            )
-            self._on_partition_reassignment(tp, assignment)
+    def _maybe_complete_reassignments(self, partitions: Iterable[TopicPartition]) -> None:
+        """Complete those of `partitions` still moving whose target replicas are all in the ISR now (and
+        watch the others' state znodes again)."""
+        ctx = self.context
+        moving = sorted((tp for tp in partitions if tp in ctx.partitions_being_reassigned), key=_tp_order)
+        if not moving:
+            return
+        states = self._watch_reassignment_isr(moving)
+        complete: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp in moving:
+            assignment = ctx.partition_full_replica_assignment(tp)
+            if self._is_reassignment_complete(assignment, states.get(tp)):
+                log.info(
+                    "Target replicas %s have all caught up with the leader for reassigning partition %s",
+                    reassign.scala_list(assignment.target_replicas),
+                    tp,
+                )
+                complete[tp] = assignment
+        self._trigger_reassignments(complete, states)
 
-    def _watch_reassignment_isr(self, tp: TopicPartition) -> None:
+    def _watch_reassignment_isr(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None | MalformedZNodeError]:
         """Kafka's `PartitionReassignmentIsrChangeHandler` (IBP < 2.7): the leaders here write ISR changes
         to the state znode, so its changes tell when the target replicas have caught up, without the
-        5 s batching of ISR change notifications."""
-        token = object()
+        5 s batching of ISR change notifications. Reads the state znodes with a one-shot watch on each
+        (pipelined) and returns them; each watch that fires queues its partition for
+        `_maybe_complete_reassignments`, which watches again while the partition moves. A watch left on a
+        partition that finished or whose controller resigned fires once into nothing."""
+        found = self.zk.get_many(
+            (znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions),
+            self._on_reassignment_isr_watch,
+        )
+        states: dict[TopicPartition, LeaderIsrAndControllerEpoch | None | MalformedZNodeError] = {}
+        for tp in partitions:
+            entry = found[znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)]
+            if entry is None:
+                states[tp] = None
+                continue
+            try:
+                states[tp] = znodes.TopicPartitionStateZNode.decode(tp.topic, tp.partition, entry[0], entry[1].version)
+            except MalformedZNodeError as error:
+                log.error("Unreadable state of %s: %s", tp, error)
+                states[tp] = error
+        return states
+
+    def _on_reassignment_isr_watch(self, event: WatchedEvent) -> None:
+        """On kazoo's thread: one event for any number of partitions whose watch fires before it runs."""
+        tp = znodes.TopicPartitionStateZNode.partition_of(event.path)
+        if tp is None:
+            return
         with self._isr_watch_lock:
-            if tp in self._reassignment_isr_watches:
-                return
-            self._reassignment_isr_watches[tp] = token
-        generation = self._watch_generation
-
-        def changed(*_: Any) -> bool:
-            with self._isr_watch_lock:
-                current = self._reassignment_isr_watches.get(tp) is token
-            if not current or generation != self._watch_generation:
-                return False  # the reassignment ended or the controller resigned: stop watching
-            self.events.put(PartitionReassignmentIsrChange(tp))
-            return True
-
-        DataWatch(self.zk.kazoo, znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition), changed)
-
-    def _unwatch_reassignment_isr(self, partitions: Iterable[TopicPartition]) -> None:
-        with self._isr_watch_lock:
-            for tp in list(partitions):
-                self._reassignment_isr_watches.pop(tp, None)
+            first = not self._reassignment_isr_changed
+            self._reassignment_isr_changed.add(tp)
+        if first:
+            self.events.put(PartitionReassignmentIsrChange())
 
     # --- preferred replica elections (§5.6, §5.7) ----------------------------------------------------
 

@@ -211,11 +211,12 @@ def remaining_entries(
     return kept, removed
 
 
-def completed_entry(partition: TopicPartition, completed: ReplicaAssignment) -> EntryFilter:
-    """The predicate step B7 removes a finished partition's entry with: only an entry that asked for
+def completed_entries(completed: Mapping[TopicPartition, ReplicaAssignment]) -> EntryFilter:
+    """The predicate step B7 removes finished partitions' entries with: only an entry that asked for
     exactly the replicas now in place (a newer entry for the same partition stays, to be acted on)."""
 
     def matches(tp: TopicPartition, replicas: tuple[int, ...]) -> bool:
-        return tp == partition and tuple(replicas) == completed.replicas
+        assignment = completed.get(tp)
+        return assignment is not None and tuple(replicas) == assignment.replicas
 
     return matches

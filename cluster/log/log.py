@@ -309,10 +309,13 @@ class Log:
             self._segments.append(segment)
             if needs_recovery:
                 broken.add(base)
-        if not self._segments:
+        # A log without segments on disk is new: its empty segment has nothing to recover or flush (a
+        # broker given thousands of new replicas would otherwise fsync each one).
+        new_log = not self._segments
+        if new_log:
             self._segments.append(self._new_segment(log_start_offset))
 
-        recovered = self._recover(recovery_point if not clean else None, broken)
+        recovered = [] if new_log else self._recover(recovery_point if not clean else None, broken)
         try:
             self._log_end_offset = self._segments[-1].next_offset()
         except CorruptMessageError as exc:

@@ -218,11 +218,14 @@ class LogManager:
             online = self.online_dirs
             if not online:
                 raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory is online")
-            counts = {directory: 0 for directory in online}
-            for entry in self._logs.values():
-                if entry.directory.parent in counts:
-                    counts[entry.directory.parent] += 1
-            directory = min(online, key=counts.__getitem__)
+            if len(online) == 1:
+                directory = online[0]  # no counting: thousands of new replicas at once must not be O(n²)
+            else:
+                counts = {directory: 0 for directory in online}
+                for entry in self._logs.values():
+                    if entry.directory.parent in counts:
+                        counts[entry.directory.parent] += 1
+                directory = min(online, key=counts.__getitem__)
             created = Log(
                 directory / log_dir_name(topic, partition),
                 self.config_for(topic),

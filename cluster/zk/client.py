@@ -28,7 +28,7 @@ from kazoo.exceptions import (
     ZookeeperError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import ZnodeStat
+from kazoo.protocol.states import WatchedEvent, ZnodeStat
 from kazoo.security import ACL
 
 from kafkaops.cluster import errors
@@ -195,9 +195,12 @@ class ZkClient:
         except NoNodeError:
             return None
 
-    def get_many(self, paths: Iterable[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
-        """Pipelined reads: every request is sent before any answer is awaited."""
-        pending = [(path, self._zk.get_async(path)) for path in paths]
+    def get_many(
+        self, paths: Iterable[str], watch: Callable[[WatchedEvent], object] | None = None
+    ) -> dict[str, tuple[bytes, ZnodeStat] | None]:
+        """Pipelined reads: every request is sent before any answer is awaited. `watch` (one-shot, called
+        on kazoo's thread) is left on each node that exists, set by the read that returns its data."""
+        pending = [(path, self._zk.get_async(path, watch=watch)) for path in paths]
         result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
         for path, async_result in pending:
             try:
@@ -323,10 +326,12 @@ class KafkaZkClient(ZkClient):
         }
 
     def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
+        self, partitions: Iterable[TopicPartition], watch: Callable[[WatchedEvent], object] | None = None
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None]:
         partitions = list(partitions)
-        found = self.get_many(znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions)
+        found = self.get_many(
+            (znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions), watch
+        )
         result: dict[TopicPartition, LeaderIsrAndControllerEpoch | None] = {}
         for tp in partitions:
             entry = found[znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)]

@@ -383,6 +383,17 @@ class TopicPartitionStateZNode:
         return f"{TopicPartitionZNode.path(topic, partition)}/state"
 
     @staticmethod
+    def partition_of(path: str) -> TopicPartition | None:
+        """The partition whose state znode `path` is, or None for any other path."""
+        parts = path.split("/")
+        if len(parts) != 7 or parts[1:3] != ["brokers", "topics"] or parts[4] != "partitions" or parts[6] != "state":
+            return None
+        try:
+            return TopicPartition(parts[3], int(parts[5]))
+        except ValueError:
+            return None
+
+    @staticmethod
     def encode(state: LeaderIsrAndControllerEpoch) -> bytes:
         lai = state.leader_and_isr
         return to_json_bytes(

@@ -13,7 +13,7 @@ from kafkaops.cluster.controller.reassignment import (
     UNKNOWN_SERVER_ERROR,
     ApiError,
     LeaderMove,
-    completed_entry,
+    completed_entries,
     format_failures,
     is_reassignment_complete,
     leader_move,
@@ -176,10 +176,10 @@ def test_leader_move(leader, online, move, text):
 
 def test_finished_entries_leave_the_znode_only_when_they_asked_for_the_result():
     requested = {FOO0: (2, 3), FOO1: (1, 2), BAR0: (0,)}
-    kept, removed = remaining_entries(requested, completed_entry(FOO0, ReplicaAssignment((2, 3))))
+    kept, removed = remaining_entries(requested, completed_entries({FOO0: ReplicaAssignment((2, 3))}))
     assert removed == [FOO0] and list(kept) == [FOO1, BAR0]
     # a newer entry for the partition (another target) stays, to be acted on
-    kept, removed = remaining_entries(requested, completed_entry(FOO0, ReplicaAssignment((3, 2))))
+    kept, removed = remaining_entries(requested, completed_entries({FOO0: ReplicaAssignment((3, 2))}))
     assert removed == [] and kept == requested
 
 
