@@ -478,9 +478,7 @@ class ReplicaManager:
         tp = partition.tp
         state = LeaderIsrAndControllerEpoch(proposed, partition.controller_epoch)
         try:
-            version = await asyncio.get_running_loop().run_in_executor(
-                None, self.zk.conditional_update_partition_state, tp, state, proposed.zk_version
-            )
+            version = await self.zk.conditional_update_partition_state(tp, state, proposed.zk_version)
         except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: try again on the next round
             log.warning("Failed to update the ISR of %s: %s", tp, error)
             version = None

@@ -11,6 +11,7 @@ Threading: a client may be used from any thread; kazoo serialises requests on it
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import warnings
@@ -565,15 +566,33 @@ class KafkaZkClient(ZkClient):
 
     def conditional_update_partition_state(
         self, partition: TopicPartition, state: LeaderIsrAndControllerEpoch, expected_version: int
-    ) -> int | None:
-        """A leader's ISR change (Kafka's `conditionalUpdatePath`): the new zk_version, or None when the
-        znode moved on (a controller elected someone else meanwhile) or is gone."""
+    ) -> asyncio.Future[int | None]:
+        """A leader's ISR change (Kafka's `conditionalUpdatePath`), for the caller's running asyncio loop:
+        resolves to the new zk_version, or None when the znode moved on (a controller elected someone
+        else meanwhile) or is gone. Sent at once, without a thread: a leader widening the ISR of
+        thousands of partitions has them all in flight together."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int | None] = loop.create_future()
+
+        def settle(result: Any) -> None:  # on the loop
+            if future.done():
+                return
+            if result.successful():
+                future.set_result(int(result.value.version))
+            elif isinstance(result.exception, (BadVersionError, NoNodeError)):
+                future.set_result(None)
+            else:
+                future.set_exception(result.exception)
+
         path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
-        try:
-            stat = self._zk.set(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
-        except (BadVersionError, NoNodeError):
-            return None
-        return int(stat.version)
+        pending = self._zk.set_async(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
+
+        def deliver(result: Any) -> None:  # on kazoo's thread
+            with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
+                loop.call_soon_threadsafe(settle, result)
+
+        pending.rawlink(deliver)
+        return future
 
     def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:
         """One `/isr_change_notification/isr_change_<seq>` for the controller (`propagateIsrChanges`)."""
