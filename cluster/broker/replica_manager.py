@@ -505,6 +505,10 @@ class ReplicaManager:
         self._last_isr_change_ms = self.now_ms()
         if partition.maybe_increment_high_watermark():
             self._high_watermark_moved(tp)
+        # followers that qualified while this write was in flight need not wait for their next fetch
+        new_isr = partition.isr_to_expand()
+        if new_isr is not None:
+            self._expand_isr(partition, new_isr)
 
     def _shrink_isrs(self) -> None:
         now = self.now_ms()
@@ -710,16 +714,19 @@ class ReplicaManager:
                 continue
             new_isr = partition.follower_fetched(replica_id, request["fetch_offset"], now)
             if new_isr is not None:
-                log.info(
-                    "[Partition %s broker=%s] Expanding ISR from %s to %s",
-                    tp,
-                    self.broker_id,
-                    ",".join(map(str, partition.isr)),
-                    ",".join(map(str, new_isr)),
-                )
-                self._change_isr(partition, new_isr)
+                self._expand_isr(partition, new_isr)
             if partition.maybe_increment_high_watermark():
                 self._high_watermark_moved(tp)
+
+    def _expand_isr(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
+        log.info(
+            "[Partition %s broker=%s] Expanding ISR from %s to %s",
+            partition.tp,
+            self.broker_id,
+            ",".join(map(str, partition.isr)),
+            ",".join(map(str, new_isr)),
+        )
+        self._change_isr(partition, new_isr)
 
     def _read_for_fetch(
         self, body: dict[str, Any], requested: list[tuple[TopicPartition, dict[str, Any]]]

@@ -220,3 +220,17 @@ def test_a_pending_isr_expansion_holds_the_high_watermark_for_the_joining_follow
     _append(partition, _batch(3))
     assert not partition.maybe_increment_high_watermark()  # follower 1 may be elected: wait for it
     assert partition.high_watermark == 2
+
+
+def test_followers_that_qualified_during_a_pending_write_join_together_after_it(partition):
+    partition.make_leader(_state(0, 1, [0], replicas=[0, 1, 2, 3]), now_ms=0)
+    _append(partition, _batch(2))
+    partition.maybe_increment_high_watermark()
+    assert partition.follower_fetched(2, 2, now_ms=1) == (0, 2)
+    partition.pending_isr = (0, 2)
+    assert partition.follower_fetched(1, 2, now_ms=2) is None  # a write is in flight: wait for it
+    assert partition.follower_fetched(3, 1, now_ms=2) is None  # below the HW
+    partition.isr_written((0, 2), 1)
+    assert partition.isr_to_expand() == (0, 2, 1)  # 3 has not caught up
+    partition.follower_fetched(3, 2, now_ms=3)
+    assert partition.isr_to_expand() == (0, 2, 1, 3)
