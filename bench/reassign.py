@@ -104,8 +104,8 @@ def cpu_seconds(pid: int) -> float:
 
 def wait_quiet(pids: Sequence[int], timeout_s: float, busy: float, window: int = 5) -> float:
     """Until the setup's LeaderAndIsr/UpdateMetadata work is over: the processes' CPU use (cores, summed,
-    per second) is under `busy` and has stopped falling, i.e. `window` consecutive seconds within 0.05
-    core of each other. Idle brokers are not at zero (followers' fetch sessions, heartbeats): returns
+    per second) is under `busy` and has stopped falling, i.e. `window` consecutive seconds within 25 %
+    (or 0.05 core) of each other. Idle brokers are not at zero (followers' fetch sessions, heartbeats): returns
     that idle use."""
     deadline = time.monotonic() + timeout_s
     samples: list[float] = []
@@ -118,7 +118,7 @@ def wait_quiet(pids: Sequence[int], timeout_s: float, busy: float, window: int =
         recent = samples[-window:]
         if len(samples) % 10 == 0:
             print(f"  waiting for the brokers to settle: {samples[-1]:.2f} core", file=sys.stderr, flush=True)
-        if len(recent) == window and max(recent) < busy and max(recent) - min(recent) < max(0.05, 0.1 * min(recent)):
+        if len(recent) == window and max(recent) < busy and max(recent) - min(recent) < max(0.05, 0.25 * min(recent)):
             return sum(recent) / window
         if time.monotonic() > deadline:
             raise TimeoutError(f"brokers still busy after {timeout_s:.0f} s: {samples[-5:]}")
@@ -439,7 +439,13 @@ def main() -> None:
     parser.add_argument("--brokers", type=int, help="brokers in each set (default: 3, more if descriptors need)")
     parser.add_argument("--timeout", type=float, default=7200.0, help="seconds to wait for --verify")
     parser.add_argument("--setup-timeout", type=float, default=1800.0)
-    parser.add_argument("--idle-cores", type=float, default=1.2, help="CPU use (cores) under which brokers are settled")
+    parser.add_argument(
+        "--idle-cores",
+        type=float,
+        default=1.2,
+        help="CPU use (cores, all brokers) under which they are settled; idle followers' fetches of thousands of "
+        "partitions cost about 0.3 core per broker holding 5,000 replicas",
+    )
     parser.add_argument(
         "--poll-interval", type=float, default=0.25, help="seconds between --verify calls once the znode is gone"
     )
