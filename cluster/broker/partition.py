@@ -209,6 +209,12 @@ class Partition:
     def append_as_follower(self, records: bytes, leader_high_watermark: int, leader_log_start_offset: int) -> int:
         """Append the leader's batches byte for byte, then follow its HW (never past our LEO) and log start
         offset. Returns the number of bytes appended."""
+        log = self.log
+        if not records and leader_log_start_offset <= log.log_start_offset:
+            # an idle round (most of a follower's partitions, twice a second): only the HW may move
+            if leader_high_watermark > log.high_watermark and log.high_watermark < log.log_end_offset:
+                log.update_high_watermark(leader_high_watermark)
+            return 0
         info = self.log.append_as_follower(records)
         if info.batch_count:
             for batch in iter_batches(records, allow_truncated_tail=True, verify_crc=False):

@@ -283,7 +283,10 @@ class ReplicaFetcher:
                 current = self.partitions.get(tp)
                 if current is None or current is not fetching.get(tp):
                     continue  # removed or re-added while we fetched
-                backoff |= await self._process(current, answer)
+                if answer["error_code"] == errors.NONE:
+                    self._append(current, answer)  # no await per partition: thousands answer every round
+                else:
+                    backoff |= await self._process(current, answer)
         if backoff:
             await asyncio.sleep(self.backoff_s)
 
@@ -291,13 +294,7 @@ class ReplicaFetcher:
         """Apply one partition's answer; returns whether to back off before the next fetch."""
         partition, code = state.partition, answer["error_code"]
         if code == errors.NONE:
-            was_in_sync = state.in_sync
-            appended = partition.append_as_follower(
-                answer["records"] or b"", answer["high_watermark"], answer["log_start_offset"]
-            )
-            state.lag = max(0, answer["high_watermark"] - partition.log_end_offset)
-            if appended and not was_in_sync:
-                self.record_throttled(appended)
+            self._append(state, answer)
             return False
         if code == errors.OffsetOutOfRangeError.code:
             await self._handle_out_of_range(state)
@@ -308,6 +305,16 @@ class ReplicaFetcher:
         # NOT_LEADER_OR_FOLLOWER / UNKNOWN_LEADER_EPOCH (the leader has not heard of its leadership yet: the
         # controller's requests race), storage errors...: back off and retry, as Kafka's fetchers do.
         return True
+
+    def _append(self, state: FetchState, answer: dict[str, Any]) -> None:
+        partition = state.partition
+        was_in_sync = state.in_sync
+        appended = partition.append_as_follower(
+            answer["records"] or b"", answer["high_watermark"], answer["log_start_offset"]
+        )
+        state.lag = max(0, answer["high_watermark"] - partition.log_end_offset)
+        if appended and not was_in_sync:
+            self.record_throttled(appended)
 
     async def _handle_out_of_range(self, state: FetchState) -> None:
         """Kafka's `handleOutOfRangeError`: our LEO is past the leader's (truncate to it) or before its log

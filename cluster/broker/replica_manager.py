@@ -761,11 +761,15 @@ class ReplicaManager:
                 throttled = from_follower and replica_id not in partition.isr
                 if throttled and self._leader_should_throttle(partition, replica_id):
                     limit = 0  # over the leader's replication quota: this round sends no data for it
-                result = partition.log.read(
-                    request["fetch_offset"], limit, max_offset, min_one_batch=total == 0 and limit > 0
-                )
+                fetch_offset, log_ = request["fetch_offset"], partition.log
+                if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
+                    # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
+                    records, log_start_offset = b"", log_.log_start_offset
+                else:
+                    result = log_.read(fetch_offset, limit, max_offset, min_one_batch=total == 0 and limit > 0)
+                    records, log_start_offset = result.records, result.log_start_offset
                 if throttled and self._is_throttled(self._leader_throttled, tp):
-                    self.leader_quota.record(len(result.records), self.clock())
+                    self.leader_quota.record(len(records), self.clock())
             except BrokerError as error:
                 answer["error_code"] = error.code
                 any_error = True
@@ -778,11 +782,11 @@ class ReplicaManager:
             answer.update(
                 high_watermark=hw,
                 last_stable_offset=hw,
-                log_start_offset=result.log_start_offset,
-                records=result.records,
+                log_start_offset=log_start_offset,
+                records=records,
             )
-            total += len(result.records)
-            budget = max(0, budget - len(result.records))
+            total += len(records)
+            budget = max(0, budget - len(records))
         return answers, total, any_error
 
     # --- ListOffsets -----------------------------------------------------------------------------------
