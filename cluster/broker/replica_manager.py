@@ -693,6 +693,11 @@ class ReplicaManager:
                     waiters = self._fetch_waiters.get(tp)
                     if waiters is not None:
                         waiters.discard(waiter)
+            if replica_id >= 0 and not waiter.done():
+                # a follower's fetch (of a leader's partitions only) expired and nothing woke it: no append,
+                # HW move or leadership change since the read above, whose answers stand (an idle
+                # follower's fetch of thousands of partitions is read once, not twice)
+                break
         topics: dict[str, list[dict[str, Any]]] = {}
         for (tp, _), answer in zip(requested, answers, strict=True):
             topics.setdefault(tp.topic, []).append(answer)

@@ -1329,14 +1329,16 @@ class KafkaController:
                 log.error("Ignoring ISR change notification %s: %s", path, error)
         try:
             known = sorted((tp for tp in partitions if tp.topic in ctx.all_topics), key=_tp_order)
-            for tp, state in self.zk.get_partition_states(known).items():
+            states = self.zk.get_partition_states(known)
+            for tp, state in states.items():
                 if state is not None:
                     ctx.put_partition_leadership_info(tp, state)
             batch = self._new_batch()
             batch.add_update_metadata(ctx.live_broker_ids, known)
             self._send(batch)
-            # the leaders write these when they expand the ISR: a reassignment may be complete
-            self._maybe_complete_reassignments(known)
+            # the leaders write these when they expand the ISR: a reassignment may be complete (its
+            # completion watch, set apart, fires as well)
+            self._maybe_complete_reassignments(known, states)
         finally:
             # only the notifications read: one written meanwhile fires the watch again
             self.zk.fenced_multi_many(
@@ -1549,8 +1551,10 @@ class KafkaController:
         ctx = self.context
         updated: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
+        fresh = False
         while remaining:
-            current = self.zk.get_partition_states(remaining)
+            current = self._read_partition_states(remaining, fresh)
+            fresh = True  # after a BADVERSION, read on the session that writes
             writes: list[tuple[TopicPartition, LeaderAndIsr]] = []
             for tp in remaining:
                 state = current[tp]
@@ -1735,14 +1739,19 @@ class KafkaController:
             changed, self._reassignment_isr_changed = self._reassignment_isr_changed, set()
         self._maybe_complete_reassignments(changed)
 
-    def _maybe_complete_reassignments(self, partitions: Iterable[TopicPartition]) -> None:
-        """Complete those of `partitions` still moving whose target replicas are all in the ISR now (and
-        watch the others' state znodes again)."""
+    def _maybe_complete_reassignments(
+        self,
+        partitions: Iterable[TopicPartition],
+        states: Mapping[TopicPartition, LeaderIsrAndControllerEpoch | None] | None = None,
+    ) -> None:
+        """Complete those of `partitions` still moving whose target replicas are all in the ISR now. Without
+        `states` (just read by the caller), reads them and watches them again."""
         ctx = self.context
         moving = sorted((tp for tp in partitions if tp in ctx.partitions_being_reassigned), key=_tp_order)
         if not moving:
             return
-        states = self._watch_reassignment_isr(moving)
+        if states is None:
+            states = self._watch_reassignment_isr(moving)
         complete: dict[TopicPartition, ReplicaAssignment] = {}
         for tp in moving:
             assignment = ctx.partition_full_replica_assignment(tp)
