@@ -157,15 +157,18 @@ def read_checkpoint(path: Path) -> str:
         raise MalformedCheckpointError(f"Checkpoint file ({path}) is not UTF-8 text") from None
 
 
-def write_checkpoint(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically: temp file, fsync, rename, fsync of the directory."""
+def write_checkpoint(path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace `path` with `text` atomically: temp file, fsync, rename, fsync of the directory (the
+    fsyncs only if `durable`: the rename alone is atomic, and survives a killed process)."""
     temp = path.with_name(path.name + ".tmp")
     with open(temp, "w", encoding="utf-8", newline="\n") as file:
         file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
+        if durable:
+            file.flush()
+            os.fsync(file.fileno())
     os.replace(temp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def fsync_dir(directory: Path) -> None:
