@@ -1275,3 +1275,15 @@ def test_reassign_to_matches_kafka(current: ReplicaAssignment, target: tuple[int
     result = current.reassign_to(target)
     assert result == expected
     assert result.reassign_to(result.target_replicas) == result  # testReassignToIdempotence
+
+
+def test_a_state_znode_path_names_its_partition():
+    path = TopicPartitionStateZNode.path("a-b.c", 17)
+    assert TopicPartitionStateZNode.partition_of(path) == TopicPartition("a-b.c", 17)
+    for other in (
+        "/brokers/topics/t/partitions/0",
+        "/brokers/topics/t/partitions/x/state",
+        "/controller",
+        "/a/b/c/d/e/f",
+    ):
+        assert TopicPartitionStateZNode.partition_of(other) is None
