@@ -1039,10 +1039,12 @@ class ChaosRun:
             self.anomalies.append(message)
         self.log(f"ANOMALY {message}")
 
-    def record(self, kind: str, **detail: Any) -> None:
+    def record(self, kind: str, **detail: Any) -> dict[str, Any]:
+        fault = {"kind": kind, "at": round(self.log.now(), 2), **detail}
         with self.lock:
             self.injected[kind] += 1
-            self.faults.append({"kind": kind, "at": round(self.log.now(), 2), **detail})
+            self.faults.append(fault)
+        return fault
 
     def reserve(self, broker: int) -> bool:
         with self.lock:
@@ -1092,7 +1094,7 @@ class ChaosRun:
             self.skip(action.kind, why)
             return None
         hard = mode.startswith("hard")
-        self.record(action.kind, broker=broker, target=why, hold_s=action.hold_s, bounces=action.bounces)
+        fault = self.record(action.kind, broker=broker, target=why, hold_s=action.hold_s, bounces=action.bounces)
 
         def shutdown() -> None:
             try:
@@ -1120,6 +1122,12 @@ class ChaosRun:
                         if again != victim:
                             self.release(victim)
                             victim = again
+                    if number > 1:
+                        # each later bounce is a fault of its own in the unavailability table
+                        with self.lock:
+                            fault.setdefault("later_bounces", []).append(
+                                {"at": round(self.log.now(), 2), "broker": victim}
+                            )
                     self.log(
                         f"{action.kind}: {signal_name(hard)} broker {victim} ({reason}), bounce {number} of "
                         f"{action.bounces}"
@@ -1856,12 +1864,13 @@ class ChaosRun:
     def faults_around(self, start: float, end: float) -> str:
         shown = []
         for fault in self.faults:
-            at = fault["at"]
-            until = at + float(fault.get("hold_s") or 0) + 10
-            if at <= end and until >= start - 5:
-                who = fault.get("broker", fault.get("node", fault.get("topic", "")))
-                shown.append(f"{fault['kind']}({who})@{at:.0f}")
-        return ", ".join(shown[-4:])
+            who = fault.get("broker", fault.get("node", fault.get("topic", "")))
+            hits = [(fault["at"], who)] + [(b["at"], b["broker"]) for b in fault.get("later_bounces", ())]
+            for at, hit in hits:
+                until = at + float(fault.get("hold_s") or 0) + 10
+                if at <= end and until >= start - 5:
+                    shown.append((at, f"{fault['kind']}({hit})@{at:.0f}"))
+        return ", ".join(text for _, text in sorted(shown)[-4:])
 
     def write_report(self, code: int) -> None:
         data = self.verdict_data
