@@ -117,6 +117,9 @@ ADMIN_FRACTIONS = {"reassignment": 0.3, "preferred_election": 0.45, "topic_delet
 
 REPLICATION_FACTOR = 3
 TOPIC_CONFIG = {"min.insync.replicas": "2", "unclean.leader.election.enable": "false"}
+LIVE_STALL_LIMIT_S = 120.0
+"""The live consumer may read nothing new for this long while the producers get acks (the longest
+unavailability of a partition is about 20 s); longer fails the check "live consumer kept up"."""
 SURVIVING_PREFIX = "chaos-"
 DOOMED_PREFIX = "doomed-"
 
@@ -752,6 +755,8 @@ class ChaosRun:
         self.consumed_per_topic: dict[str, int] = {}
         self.unacked_per_topic: dict[str, int] = {}
         self.consumer_debug = False
+        self.consumer_stalls: list[tuple[float, float]] = []
+        """(start, seconds) of each stretch in which the live consumer read nothing while acks went on."""
         self.cli_env = {**os.environ, "KAFKAOPS_STATE_DIR": str(state_dir / "cli-state")}
         self.cli_env.pop("KAFKAOPS_CONFIG", None)
         self.cli_env.pop("KAFKAOPS_ZOOKEEPER", None)
@@ -910,6 +915,9 @@ class ChaosRun:
         next_health_check = 0.0
         next_progress = 30.0
         last_read = -1
+        last_acked = 0
+        stall_since: float | None = None
+        next_probe = 0.0
         end = self.config.duration_s
         while (now := self.log.now()) < end:
             for action in [a for a in queue if a.at_s <= now]:
@@ -935,14 +943,26 @@ class ChaosRun:
                     f"progress: {acked} acked, {read} read live (consumer errors {errors or 'none'}), "
                     f"brokers held by faults {held}"
                 )
-                if self.consumer is not None and read == last_read and now > 60:
+                if self.consumer is not None and read == last_read and acked > last_acked and now > 60:
                     self.log(f"  the live consumer made no progress for 30 s: {self.consumer.partition_states()}")
+                    if stall_since is None:
+                        stall_since = now - 30.0
+                    if now >= next_probe:
+                        self.probe_leaders("the live consumer is stalled")
+                        next_probe = now + 300.0
+                elif stall_since is not None:
+                    self.consumer_stalls.append((stall_since, now - stall_since))
+                    self.log(f"  the live consumer progresses again after {now - stall_since:.0f}s")
+                    stall_since = None
                 last_read = read
+                last_acked = acked
                 next_progress = now + 30.0
             time.sleep(0.1)
         for action in queue:
             self.skip(action.kind, f"planned at +{action.at_s:.0f}s, the chaos phase is over")
         self.chaos_end = self.log.now()
+        if stall_since is not None:
+            self.consumer_stalls.append((stall_since, self.chaos_end - stall_since))
         running = [t.name for t in self.episodes if t.is_alive()]
         self.log(f"chaos phase over; episodes still running (their holds cut short): {running or 'none'}")
         self.ending.set()
@@ -980,6 +1000,34 @@ class ChaosRun:
                 with self.lock:
                     self.warnings.append(message)
                 self.log(f"WARNING {message}")
+
+    def probe_leaders(self, why: str) -> None:
+        """Log the leader of every surviving partition as each broker's Metadata answer and ZooKeeper say
+        (a client stuck on a leader no broker names is then told apart from a broker serving stale leaders)."""
+        from kafkaops.admin.kafka_client import KafkaClient
+
+        partitions = self.surviving_partitions()
+        self.log(
+            f"  leaders ({why}), ZooKeeper: "
+            + ", ".join(
+                f"{t}-{p}: {s.leader if s is not None else '?'}"
+                for (t, p), s in sorted(self.partition_states(partitions).items())
+            )
+        )
+        for broker, endpoint in self.endpoints().items():
+            try:
+                with KafkaClient(endpoint, client_id="chaos-leader-probe", request_timeout_ms=5000, retries=0) as c:
+                    topics = c.metadata(list(self.surviving)).topics
+            except Exception as problem:  # noqa: BLE001 - a broker down or frozen: said so
+                self.log(f"  leaders, broker {broker}'s Metadata: {type(problem).__name__}: {problem}")
+                continue
+            shown = [
+                f"{topic}-{p.partition}: {p.leader}" + (f" (error {p.error_code})" if p.error_code else "")
+                for topic in self.surviving
+                if (info := topics.get(topic)) is not None
+                for p in sorted(info.partitions, key=lambda p: p.partition)
+            ]
+            self.log(f"  leaders, broker {broker}'s Metadata: {', '.join(shown) or 'none'}")
 
     def skip(self, kind: str, why: str) -> None:
         with self.lock:
@@ -1609,6 +1657,14 @@ class ChaosRun:
         self.checks["workload ran throughout"] = (
             not problems,
             "; ".join(problems) or "producers and the live consumer ran to the end",
+        )
+        longest = max(self.consumer_stalls, key=lambda s: s[1], default=None)
+        self.checks["live consumer kept up"] = (
+            longest is None or longest[1] <= LIVE_STALL_LIMIT_S,
+            "never read nothing for 30 s while acks went on"
+            if longest is None
+            else f"{len(self.consumer_stalls)} stall(s) while acks went on, longest {longest[1]:.0f}s from "
+            f"+{longest[0]:.0f}s (limit {LIVE_STALL_LIMIT_S:.0f}s)",
         )
         self.log("producers flushed, live consumer stopped")
         if "full ISRs" not in self.checks:
