@@ -1208,7 +1208,15 @@ def _realize_replicas(slots: list[list[int]], targets: Mapping[int, int], layout
             candidates = [b for b in range(len(layout.brokers)) if b not in row]
             fitting = [b for b in candidates if _fits(row, pos, b, rack_of, k)] or candidates
             row[pos] = min(fitting, key=lambda b: (now[b] - targets.get(b, 0), b))
-    return exact and pool.total() == 0 and all(v <= 0 for v in over.values())
+    if exact and pool.total() == 0 and all(v <= 0 for v in over.values()):
+        return True
+    # a fallback above may still have landed every count on its target: exact is about the counts
+    final: dict[int, int] = defaultdict(int)
+    for r in slots:
+        for s in r:
+            if s >= 0:
+                final[s] += 1
+    return all(final[b] == targets.get(b, 0) for b in set(final) | set(targets))
 
 
 _SEARCH_LIMIT = 20000
