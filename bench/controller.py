@@ -27,12 +27,15 @@ from pathlib import Path
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.inprocess import InProcessCluster
+from kafkaops.cluster.local.processes import raise_open_files_limit
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 
 TOPIC_SIZE = 1000
+REPLICATION_FACTOR = 2
+FILES_PER_LOG = 3  # .log, .index, .timeindex held open per log
 OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.ms": 30000}
 # one process holds every broker: under the GIL a long event can delay kazoo's heartbeats
 
@@ -184,6 +187,12 @@ def main() -> None:
     parser.add_argument("--skip-failover", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    # every broker lives in this process, so every replica's log descriptors count against one limit
+    most = max(args.partitions, 0 if args.skip_failover else args.failover_partitions)
+    wanted = most * REPLICATION_FACTOR * FILES_PER_LOG + 10_000
+    open_files = raise_open_files_limit(wanted)
+    if open_files < wanted:
+        print(f"warning: open files limited to {open_files}, {wanted} wanted: logs will fail to open", flush=True)
     with tempfile.TemporaryDirectory() as state:
         server = LocalZooKeeper(Path(state) / "zk", free_port(), heap_mb=1024)
         server.start()

@@ -45,7 +45,6 @@ import collections
 import contextlib
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -61,6 +60,7 @@ from kafkaops.admin import reassignment as files
 from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.processes import raise_open_files_limit
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
@@ -145,18 +145,6 @@ def broker_errors(cluster: LocalCluster, broker_ids: Sequence[int]) -> dict[int,
         if errors:
             found[broker_id] = errors
     return found
-
-
-def raise_open_files_limit(wanted: int) -> int:
-    """Raise RLIMIT_NOFILE (soft, and hard if allowed) to `wanted`; returns the soft limit in effect."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= wanted:
-        return soft
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, max(hard, wanted)))
-    except (ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def brokers_per_set(partitions: int, open_files: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import time
 from pathlib import Path
@@ -46,3 +47,18 @@ def stop(pid: int, sig: signal.Signals = signal.SIGTERM, timeout_s: float = 10.0
                 return
             time.sleep(0.05)
     raise OSError(f"process {pid} did not stop")
+
+
+def raise_open_files_limit(wanted: int) -> int:
+    """Raise RLIMIT_NOFILE (soft, and hard if allowed: root may) to `wanted`; returns the soft limit in effect.
+
+    Every log holds its segment's descriptors open for its life, as Kafka's do, so a process hosting tens of
+    thousands of replicas needs more than a default limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= wanted:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, max(hard, wanted)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]

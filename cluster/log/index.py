@@ -36,7 +36,7 @@ _TIME_ENTRY = struct.Struct(">qi")
 
 
 class _IndexFile:
-    """The file half: entries appended through a lazily opened descriptor, truncation, fsync."""
+    """The file half: entries appended through a descriptor opened on the first append, truncation, fsync."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -48,9 +48,15 @@ class _IndexFile:
         os.write(self._fd, data)
 
     def _truncate(self, size: int) -> None:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.ftruncate(self._fd, size)
+        if self._fd is not None:
+            os.ftruncate(self._fd, size)
+            return
+        # Not held: an index that is only reset or cut back (a new or recovered empty segment) keeps none.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
 
     def _rewrite(self, data: bytes) -> None:
         self._truncate(0)

@@ -5,9 +5,11 @@ no framing of ours. Batches are found by walking their own length fields (record
 from the offset index's entry at or below the offset wanted, so a lookup reads at most about
 `index.interval.bytes` of headers before it reaches its batch.
 
-Reads go through `os.pread` on a descriptor held for the segment's life; appends are one `os.pwrite` of
-everything appended at once. I/O errors surface as OSError: the owning `Log` turns them into
-LogDirFailureError. Not thread-safe: the owning log's lock covers it.
+Reads go through `os.pread` on a descriptor opened on first use and then held for the segment's life
+(a segment nothing has read or written yet holds none, nor do its indexes: a broker hosting thousands of
+empty partitions needs no descriptor for them); appends are one `os.pwrite` of everything appended at once.
+I/O errors surface as OSError: the owning `Log` turns them into LogDirFailureError. Not thread-safe: the
+owning log's lock covers it.
 """
 
 from __future__ import annotations
@@ -86,7 +88,6 @@ class LogSegment:
         self,
         directory: Path,
         base_offset: int,
-        fd: int,
         size: int,
         offset_index: OffsetIndex,
         time_index: TimeIndex,
@@ -102,7 +103,7 @@ class LogSegment:
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
         self.max_timestamp, self.offset_of_max_timestamp = time_index.last_entry
-        self._fd = fd
+        self._fd: int | None = None  # None: not opened yet; -1: closed
         self._bytes_since_last_index_entry = 0
         # The first batch's max timestamp, which segment.ms counts from (None: not read yet, or empty).
         self._rolling_based_timestamp: int | None = None
@@ -114,7 +115,9 @@ class LogSegment:
         cls, directory: Path, base_offset: int, *, index_interval_bytes: int, index_bytes: int, now_ms: int
     ) -> LogSegment:
         """A new, empty segment; files left under its name (an earlier life of the log) are emptied."""
-        fd = os.open(directory / segment_file_name(base_offset, LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.close(
+            os.open(directory / segment_file_name(base_offset, LOG_SUFFIX), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        )
         offset_index = OffsetIndex(
             directory / segment_file_name(base_offset, INDEX_SUFFIX), base_offset, index_bytes // 8
         )
@@ -127,7 +130,6 @@ class LogSegment:
         return cls(
             directory,
             base_offset,
-            fd,
             0,
             offset_index,
             time_index,
@@ -140,8 +142,7 @@ class LogSegment:
         cls, directory: Path, base_offset: int, *, index_interval_bytes: int, index_bytes: int, now_ms: int
     ) -> tuple[LogSegment, bool]:
         """An existing segment, and whether its indexes failed their checks (it must then be recovered)."""
-        fd = os.open(directory / segment_file_name(base_offset, LOG_SUFFIX), os.O_RDWR)
-        size = os.fstat(fd).st_size
+        size = os.stat(directory / segment_file_name(base_offset, LOG_SUFFIX)).st_size
         index_path = directory / segment_file_name(base_offset, INDEX_SUFFIX)
         time_index_path = directory / segment_file_name(base_offset, TIME_INDEX_SUFFIX)
         offset_index = OffsetIndex.load(index_path, base_offset, index_bytes // 8, size)
@@ -149,7 +150,6 @@ class LogSegment:
         segment = cls(
             directory,
             base_offset,
-            fd,
             size,
             offset_index or OffsetIndex(index_path, base_offset, index_bytes // 8),
             time_index or TimeIndex(time_index_path, base_offset, index_bytes // 12),
@@ -159,13 +159,19 @@ class LogSegment:
         broken = offset_index is None or time_index is None or not segment._last_index_entry_matches()
         return segment, broken
 
+    def _file(self) -> int:
+        """The `.log` descriptor, opened on first use. A closed segment's is -1: using it fails (EBADF)."""
+        if self._fd is None:
+            self._fd = os.open(self.log_path, os.O_RDWR)
+        return self._fd
+
     def _last_index_entry_matches(self) -> bool:
         """Whether the offset index's last entry points at a batch that ends at that offset."""
         if not len(self.offset_index):
             return True
         offset, position = self.offset_index.last_entry
         try:
-            header = read_header(_pread(self._fd, HEADER_SIZE, position))
+            header = read_header(_pread(self._file(), HEADER_SIZE, position))
         except CorruptMessageError:
             header = None
         if header is None or header.last_offset != offset or position + header.size > self.size:
@@ -183,7 +189,8 @@ class LogSegment:
         while position < self.size:
             at = position - chunk_start
             if len(chunk) - at < HEADER_SIZE:
-                chunk, chunk_start, at = _pread(self._fd, min(_SCAN_CHUNK, self.size - position), position), position, 0
+                chunk = _pread(self._file(), min(_SCAN_CHUNK, self.size - position), position)
+                chunk_start, at = position, 0
             header = read_header(chunk, at)
             yield position, header
             position += header.size
@@ -215,7 +222,7 @@ class LogSegment:
         limit = first.size if min_one_batch and first.size > max_bytes else max_bytes
         if end - start > limit:
             end = self._last_boundary(start, start + limit)
-        return _pread(self._fd, end - start, start) if end > start else b""
+        return _pread(self._file(), end - start, start) if end > start else b""
 
     def _last_boundary(self, start: int, bound: int) -> int:
         """The end of the last whole batch in [start, bound), given that bound < the segment's size."""
@@ -248,7 +255,7 @@ class LogSegment:
         for position, header in self.headers(start):
             if header.max_timestamp < timestamp:
                 continue
-            batch = Batch(header, memoryview(_pread(self._fd, header.size, position)))
+            batch = Batch(header, memoryview(_pread(self._file(), header.size, position)))
             for record in iter_records(batch):
                 if record.timestamp >= timestamp and record.offset >= starting_offset:
                     return TimestampOffset(record.timestamp, record.offset, header.partition_leader_epoch)
@@ -262,11 +269,11 @@ class LogSegment:
         written = 0
         try:
             while written < len(data):
-                written += os.pwrite(self._fd, data[written:], position + written)
+                written += os.pwrite(self._file(), data[written:], position + written)
         except OSError:
             # Leave no torn batch behind if the disk allows it; the log goes offline either way.
             try:
-                os.ftruncate(self._fd, position)
+                os.ftruncate(self._file(), position)
             except OSError:
                 log.exception("Cannot remove a partly written batch from %s", self.log_path)
             raise
@@ -304,7 +311,7 @@ class LogSegment:
 
     def _time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
         if self._rolling_based_timestamp is None and self.size > 0:
-            self._rolling_based_timestamp = read_header(_pread(self._fd, HEADER_SIZE, 0)).max_timestamp
+            self._rolling_based_timestamp = read_header(_pread(self._file(), HEADER_SIZE, 0)).max_timestamp
         if self._rolling_based_timestamp is not None and self._rolling_based_timestamp >= 0:
             return message_timestamp - self._rolling_based_timestamp
         return now_ms - self.created_ms
@@ -346,7 +353,7 @@ class LogSegment:
         truncated = self.size - valid
         if truncated:
             log.warning("Truncating %s at byte %d (%d bytes): %s", self.log_path, valid, truncated, problem)
-            os.ftruncate(self._fd, valid)
+            os.ftruncate(self._file(), valid)
             self.size = valid
         return truncated
 
@@ -356,7 +363,7 @@ class LogSegment:
         position = 0
         chunk_size = _RECOVERY_CHUNK
         while position < self.size:
-            data = _pread(self._fd, min(chunk_size, self.size - position), position)
+            data = _pread(self._file(), min(chunk_size, self.size - position), position)
             consumed = 0
             for batch in iter_batches(data, allow_truncated_tail=True):
                 yield position + consumed, batch
@@ -379,7 +386,7 @@ class LogSegment:
         if found is None:
             return None
         position, header = found
-        os.ftruncate(self._fd, position)
+        os.ftruncate(self._file(), position)
         self.size = position
         if position == 0:
             self.created_ms = now_ms
@@ -393,7 +400,14 @@ class LogSegment:
         self.time_index.close()
 
     def flush(self) -> None:
-        os.fsync(self._fd)
+        if self._fd is not None:
+            os.fsync(self._fd)
+        else:  # never opened since it was created or loaded: what is on disk is only the file itself
+            fd = os.open(self.log_path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         self.offset_index.flush()
         self.time_index.flush()
 
@@ -403,8 +417,8 @@ class LogSegment:
         self._close_log()
 
     def _close_log(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
+        fd, self._fd = self._fd, -1
+        if fd is not None and fd >= 0:
             os.close(fd)
 
     def close_handles(self) -> None:

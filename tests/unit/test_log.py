@@ -3,6 +3,7 @@ retention, timestamps, live config, deletion and I/O failure."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 from pathlib import Path
@@ -87,6 +88,30 @@ def test_log_files_are_kafkas(tmp_path: Path) -> None:
     assert (directory / "00000000000000000000.log").read_bytes() == bytes(8) + data[8:12] + bytes(4) + data[16:]
     # on close the segment's max timestamp goes into the time index: timestamp INT64, relative offset INT32
     assert (directory / "00000000000000000000.timeindex").read_bytes() == struct.pack(">qi", T0, 0)
+
+
+def descriptors_under(directory: Path) -> int:
+    """How many of this process's open descriptors point into `directory`."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith(str(directory))
+    return count
+
+
+def test_a_log_holds_no_descriptor_until_it_is_used(tmp_path: Path) -> None:
+    log = open_log(tmp_path)
+    log.read(0, 1000)
+    log.flush()
+    assert descriptors_under(tmp_path / "orders-0") == 0
+    log.close()
+    reopened = open_log(tmp_path)
+    assert descriptors_under(tmp_path / "orders-0") == 0
+    reopened.append_as_leader(batch(), leader_epoch=0)
+    assert descriptors_under(tmp_path / "orders-0") >= 1
+    assert spans(reopened.read(0, 1000).records) == [(0, 0)]
+    reopened.close()
+    assert descriptors_under(tmp_path / "orders-0") == 0
 
 
 def test_reads_return_whole_batches_from_the_one_holding_the_offset(tmp_path: Path) -> None:
