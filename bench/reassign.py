@@ -67,8 +67,9 @@ from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 REPLICATION_FACTOR = 3
-FILES_PER_LOG = 3
-"""Descriptors a log holds open (segment, offset index, time index)."""
+FILES_PER_LOG = 1
+"""Descriptors counted per log: an empty log holds none (its segment and indexes open on first write), one
+leaves room for the brief opens of checkpoint files and the brokers' sockets."""
 OVERRIDES = {
     # a preferred-leader rebalance in the middle would add writes that are not the reassignment's
     "auto.leader.rebalance.enable": False,
