@@ -40,7 +40,9 @@ OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.m
 # one process holds every broker: under the GIL a long event can delay kazoo's heartbeats
 
 
-def wait(condition, timeout_s: float = 600.0, interval_s: float = 0.002) -> float:  # type: ignore[no-untyped-def]
+def wait(condition, timeout_s: float = 600.0, interval_s: float = 0.05) -> float:  # type: ignore[no-untyped-def]
+    # The brokers and the controller share this process's GIL: a check that walks every partition, run
+    # every few milliseconds, took most of it and slowed what it measured (an election of 10,000 took 90 s).
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
