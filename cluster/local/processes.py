@@ -52,8 +52,8 @@ def stop(pid: int, sig: signal.Signals = signal.SIGTERM, timeout_s: float = 10.0
 def raise_open_files_limit(wanted: int) -> int:
     """Raise RLIMIT_NOFILE (soft, and hard if allowed: root may) to `wanted`; returns the soft limit in effect.
 
-    Every log holds its segment's descriptors open for its life, as Kafka's do, so a process hosting tens of
-    thousands of replicas needs more than a default limit."""
+    A log that has been written holds its active segment's descriptors open for its life, as Kafka's do, so a
+    process hosting tens of thousands of written replicas needs more than a default limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft >= wanted:
         return soft
