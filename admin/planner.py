@@ -1200,23 +1200,25 @@ def _realize_replicas(slots: list[list[int]], targets: Mapping[int, int], layout
                 break
         if not filled:
             exact = False
-            now: dict[int, int] = defaultdict(int)
-            for r in slots:
-                for s in r:
-                    if s >= 0:
-                        now[s] += 1
+            now = _slot_counts(slots)
             candidates = [b for b in range(len(layout.brokers)) if b not in row]
             fitting = [b for b in candidates if _fits(row, pos, b, rack_of, k)] or candidates
             row[pos] = min(fitting, key=lambda b: (now[b] - targets.get(b, 0), b))
     if exact and pool.total() == 0 and all(v <= 0 for v in over.values()):
         return True
     # a fallback above may still have landed every count on its target: exact is about the counts
-    final: dict[int, int] = defaultdict(int)
-    for r in slots:
-        for s in r:
-            if s >= 0:
-                final[s] += 1
+    final = _slot_counts(slots)
     return all(final[b] == targets.get(b, 0) for b in set(final) | set(targets))
+
+
+def _slot_counts(slots: list[list[int]]) -> defaultdict[int, int]:
+    """Replicas per broker index over a topic's slots (holes left out)."""
+    counts: defaultdict[int, int] = defaultdict(int)
+    for row in slots:
+        for b in row:
+            if b >= 0:
+                counts[b] += 1
+    return counts
 
 
 _SEARCH_LIMIT = 20000

@@ -168,12 +168,12 @@ def write_checkpoint(path: Path, text: str, *, durable: bool = True) -> None:
             os.fsync(file.fileno())
     os.replace(temp, path)
     if durable:
-        fsync_dir(path.parent)
+        fsync_path(path.parent)
 
 
-def fsync_dir(directory: Path) -> None:
-    """Make a directory's entries (created, renamed, deleted files) durable."""
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """Make a file's data, or a directory's entries (created, renamed, deleted files), durable."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -70,7 +70,7 @@ from .checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
     EpochEntry,
     format_epochs,
-    fsync_dir,
+    fsync_path,
     parse_epochs,
     read_checkpoint,
     write_checkpoint,
@@ -340,7 +340,7 @@ class Log:
             if segment in self._segments:
                 segment.flush()
         if recovered:
-            fsync_dir(self.directory)
+            fsync_path(self.directory)
         # Everything below the LEO is on disk now: fsynced before a clean shutdown, or just recovered.
         self._recovery_point = self._log_end_offset
         self._high_watermark = min(max(high_watermark, self._log_start_offset), self._log_end_offset)
@@ -750,7 +750,7 @@ class Log:
                 following = self._segments[i + 1].base_offset if i + 1 < len(self._segments) else None
                 if segment.base_offset < target and (following is None or following > self._recovery_point):
                     segment.flush()
-            fsync_dir(self.directory)
+            fsync_path(self.directory)
             self._recovery_point = target
 
     def update_config(self, config: LogConfig) -> None:
@@ -788,7 +788,7 @@ class Log:
             self._closed = True
             doomed = self.directory.with_name(f"{self.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
             os.rename(self.directory, doomed)
-            fsync_dir(self.directory.parent)
+            fsync_path(self.directory.parent)
             shutil.rmtree(doomed)
 
 

@@ -47,7 +47,7 @@ from .checkpoints import (
     RECOVERY_POINT_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
     format_offsets,
-    fsync_dir,
+    fsync_path,
     parse_offsets,
     read_checkpoint,
     write_checkpoint,
@@ -152,7 +152,7 @@ class LogManager:
             )
         # From here on a crash is unclean again.
         marker.unlink(missing_ok=True)
-        fsync_dir(directory)
+        fsync_path(directory)
 
     @staticmethod
     def _read_offsets(directory: Path, name: str, fallback: str) -> dict[TopicPartition, int]:
@@ -182,7 +182,7 @@ class LogManager:
         for directory in self.online_dirs:
             try:
                 (directory / CLEAN_SHUTDOWN_FILE).touch()
-                fsync_dir(directory)
+                fsync_path(directory)
             except OSError as exc:
                 self._dir_io_failed(directory, exc)
         for lock_fd in self._dir_locks.values():

@@ -31,6 +31,7 @@ from kafkaops.cluster.protocol.records import (
     read_header,
 )
 
+from .checkpoints import fsync_path
 from .epoch_cache import LeaderEpochCache
 from .index import OffsetIndex, TimeIndex
 
@@ -403,11 +404,7 @@ class LogSegment:
         if self._fd is not None:
             os.fsync(self._fd)
         else:  # never opened since it was created or loaded: what is on disk is only the file itself
-            fd = os.open(self.log_path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_path(self.log_path)
         self.offset_index.flush()
         self.time_index.flush()
 
