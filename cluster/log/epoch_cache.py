@@ -35,6 +35,9 @@ class LeaderEpochCache:
     def entries(self) -> list[EpochEntry]:
         return list(self._entries)
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     @property
     def latest_entry(self) -> EpochEntry | None:
         return self._entries[-1] if self._entries else None

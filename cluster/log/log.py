@@ -209,6 +209,7 @@ class Log:
         self._closed = False
         self._segments: list[LogSegment] = []
         self._epochs = LeaderEpochCache()
+        self._epochs_unwritten = False  # an epoch opened at the log end, written with its first record
         self._log_end_offset = self._log_start_offset = self._recovery_point = self._high_watermark = 0
         try:
             with self._io("load"):
@@ -421,6 +422,7 @@ class Log:
             format_epochs(self._epochs.entries),
             durable=self._log_end_offset > self._log_start_offset,
         )
+        self._epochs_unwritten = False
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
@@ -544,7 +546,7 @@ class Log:
         # The epoch cache first, as Kafka: a crash before the data lands leaves an entry at or past the
         # LEO, which loading drops again.
         # A list, not a generator: every batch's epoch is assigned, not only up to the first change.
-        if any([self._epochs.assign(epoch, start) for epoch, start in epoch_starts]):
+        if any([self._epochs.assign(epoch, start) for epoch, start in epoch_starts]) or self._epochs_unwritten:
             self._write_epochs()
         segment.append(data, batches)
         self._log_end_offset = last_offset + 1
@@ -575,7 +577,16 @@ class Log:
     def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
         """Open `epoch` at `start_offset` (a new leader, at its LEO: Kafka's `maybeAssignEpochStartOffset`)."""
         with self._lock, self._io("epoch assignment"):
-            if self._epochs.assign(epoch, start_offset):
+            entries = len(self._epochs)
+            if not self._epochs.assign(epoch, start_offset):
+                return
+            if start_offset >= self._log_end_offset and len(self._epochs) == entries + 1:
+                # Loading drops an entry at or past the log end (Kafka's truncateFromEnd), so this one is as
+                # durable written before its first record as written now; Kafka writes it now, and a
+                # leadership move of 10,000 partitions spent seconds replacing their checkpoint files.
+                # Written by the first append, the next flush round or a clean close.
+                self._epochs_unwritten = True
+            else:
                 self._write_epochs()
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -743,6 +754,8 @@ class Log:
         """fsync every segment with data below `offset` (default: the LEO) and not yet flushed, then move
         the recovery point up to it."""
         with self._lock, self._io("flush"):
+            if self._epochs_unwritten:
+                self._write_epochs()
             target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
             if target <= self._recovery_point:
                 return
@@ -771,6 +784,8 @@ class Log:
                 return
             self._closed = True
             try:
+                if self._epochs_unwritten and self._failure is None:
+                    self._write_epochs()
                 for segment in self._segments:
                     if self._failure is None:
                         segment.close()

@@ -314,6 +314,29 @@ def test_loading_drops_epochs_at_or_past_the_log_end(tmp_path: Path) -> None:
     assert (directory / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n0\n"
 
 
+def test_an_epoch_opened_at_the_log_end_is_written_with_its_first_record(tmp_path: Path) -> None:
+    directory = tmp_path / "t-0"
+    checkpoint = directory / LEADER_EPOCH_CHECKPOINT
+    log = Log(directory, LogConfig())
+    log.append_as_leader(_batch(), 1)
+    assert checkpoint.read_text() == "0\n1\n1 0\n"
+    log.assign_epoch_start_offset(2, 1)  # a new leader at its log end: loading would drop the entry anyway
+    assert log.epoch_entries == [EpochEntry(1, 0), EpochEntry(2, 1)]
+    assert checkpoint.read_text() == "0\n1\n1 0\n"
+    # a crash now loses nothing that loading keeps: the entry is at the log end
+    assert Log(directory, LogConfig()).epoch_entries == [EpochEntry(1, 0)]
+    log.append_as_leader(_batch(), 2)
+    assert checkpoint.read_text() == "0\n2\n1 0\n2 1\n"
+    log.assign_epoch_start_offset(3, 2)
+    log.flush()  # the periodic flush round writes it too
+    assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n3 2\n"
+    log.assign_epoch_start_offset(4, 2)  # drops epoch 3's entry: written at once
+    assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n4 2\n"
+    log.assign_epoch_start_offset(5, 2)
+    log.close()  # and a clean close
+    assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n5 2\n"
+
+
 def test_the_log_feeds_the_cache_from_appends_and_truncations(tmp_path: Path) -> None:
     log = Log(tmp_path / "t-0", LogConfig())
     for epoch in (0, 0, 1, 1, 3):
