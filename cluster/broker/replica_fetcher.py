@@ -5,7 +5,9 @@ Each partition a fetcher serves first *truncates*, then *fetches*:
 * Truncating (after becoming a follower, kafka-protocol.md §13): an OffsetForLeaderEpoch v3 for our
   latest leader epoch tells where our log and the leader's diverge; `truncation_offset` (pure) decides
   where to cut, perhaps over several rounds. A log without epochs truncates to its high watermark.
-* Fetching: Fetch v11 with our broker id from our LEO; the leader's batches are appended byte for byte,
+* Fetching: Fetch v11 with our broker id from our LEO, in an incremental fetch session (KIP-227,
+  fetch_session.py: after one full request, only the partitions whose position changed are named, and
+  the leader answers only those with news); the leader's batches are appended byte for byte,
   and our HW and log start offset follow the leader's. OFFSET_OUT_OF_RANGE means our log is ahead of
   the leader's (truncate to its LEO) or behind its start (start again at its log start offset).
 
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kafkaops.cluster.broker.fetch_session import INITIAL_EPOCH, SESSIONLESS, next_epoch
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.errors import KafkaOpsError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -112,6 +115,11 @@ class ReplicaFetcher:
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._correlation_id = 0
         self._changed = asyncio.Event()
+        # our side of the incremental fetch session (KIP-227): its id, the epoch of our next request (0:
+        # open a new one with a full request), and what the leader holds for each partition
+        self._session_id = SESSIONLESS
+        self._session_epoch = INITIAL_EPOCH
+        self._session_partitions: dict[TopicPartition, tuple[int, int, int]] = {}
 
     def __repr__(self) -> str:
         return f"ReplicaFetcher(broker {self.broker_id} from {self.leader_id} at {self.address})"
@@ -180,6 +188,12 @@ class ReplicaFetcher:
         if self._connection is not None:
             self._connection[1].close()
             self._connection = None
+        self._reset_session()
+
+    def _reset_session(self) -> None:
+        """Start over with a full request; it names the old session so that the leader closes it."""
+        self._session_epoch = INITIAL_EPOCH
+        self._session_partitions = {}
 
     # --- truncation ------------------------------------------------------------------------------------
 
@@ -247,14 +261,27 @@ class ReplicaFetcher:
         if not fetching:
             await asyncio.sleep(self.backoff_s)  # everything throttled: let the quota window move on
             return
+        wanted = {
+            tp: (state.partition.log_end_offset, state.partition.log.log_start_offset, state.leader_epoch)
+            for tp, state in fetching.items()
+        }
+        full = self._session_epoch == INITIAL_EPOCH
+        known = self._session_partitions
+        # a full request names every partition; an incremental one those whose position changed, and the
+        # partitions to forget
+        sending = wanted if full else {tp: w for tp, w in wanted.items() if known.get(tp) != w}
+        forgotten: dict[str, list[int]] = {}
+        if not full:
+            for tp in known.keys() - wanted.keys():
+                forgotten.setdefault(tp.topic, []).append(tp.partition)
         topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, state in fetching.items():
+        for tp, (fetch_offset, log_start_offset, leader_epoch) in sending.items():
             topics.setdefault(tp.topic, []).append(
                 {
                     "partition": tp.partition,
-                    "current_leader_epoch": state.leader_epoch,
-                    "fetch_offset": state.partition.log_end_offset,
-                    "log_start_offset": state.partition.log.log_start_offset,
+                    "current_leader_epoch": leader_epoch,
+                    "fetch_offset": fetch_offset,
+                    "log_start_offset": log_start_offset,
                     "partition_max_bytes": self.partition_max_bytes,
                 }
             )
@@ -267,15 +294,31 @@ class ReplicaFetcher:
                 "min_bytes": self.min_bytes,
                 "max_bytes": self.max_bytes,
                 "isolation_level": 0,
-                "session_id": 0,
-                "session_epoch": -1,
+                "session_id": self._session_id,
+                "session_epoch": self._session_epoch,
                 "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-                "forgotten_topics_data": [],
+                "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten.items()],
                 "rack_id": "",
             },
         )
-        if response["error_code"] != errors.NONE:
-            raise KafkaOpsError(f"fetch from leader {self.leader_id} failed with error {response['error_code']}")
+        code = response["error_code"]
+        if code in (errors.FetchSessionIdNotFoundError.code, errors.InvalidFetchSessionEpochError.code):
+            log.info("%s: fetch session %s lost (error %s); opening a new one", self, self._session_id, code)
+            self._session_id = SESSIONLESS
+            self._reset_session()
+            return
+        if code != errors.NONE:
+            raise KafkaOpsError(f"fetch from leader {self.leader_id} failed with error {code}")
+        if full:
+            self._session_id = response["session_id"]
+            if self._session_id != SESSIONLESS:  # else the leader keeps no session: full requests again
+                self._session_epoch = next_epoch(INITIAL_EPOCH)
+                self._session_partitions = dict(wanted)
+        else:
+            self._session_epoch = next_epoch(self._session_epoch)
+            known.update(sending)
+            for tp in known.keys() - wanted.keys():
+                del known[tp]
         backoff = False
         for topic in response["responses"]:
             for answer in topic["partitions"]:

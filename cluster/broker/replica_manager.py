@@ -30,6 +30,7 @@ from typing import Any
 from kafkaops.cluster.broker import isr as isr_rules
 from kafkaops.cluster.broker import quota as throttles
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache, next_epoch
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.broker.replica_fetcher import ReplicaFetcher
@@ -97,6 +98,7 @@ class ReplicaManager:
         self._follower_throttled: dict[str, frozenset[int] | None] = {}
         self._produce_waiters: dict[TopicPartition, list[tuple[int, asyncio.Future[bool]]]] = {}
         self._fetch_waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+        self.fetch_sessions = FetchSessionCache()
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0
         self._last_isr_propagation_ms = 0
@@ -660,23 +662,31 @@ class ReplicaManager:
     # --- Fetch -----------------------------------------------------------------------------------------
 
     async def fetch(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`handleFetchRequest` → `fetchMessages`, without fetch sessions (kafka-protocol.md §6)."""
-        if body["session_id"] != 0 or body["session_epoch"] > 0:
-            return {
-                "throttle_time_ms": 0,
-                "error_code": errors.FetchSessionIdNotFoundError.code,
-                "session_id": 0,
-                "responses": [],
-            }
+        """`handleFetchRequest` → `fetchMessages` (kafka-protocol.md §6); a follower's requests belong to an
+        incremental fetch session (KIP-227, fetch_session.py), a consumer's are sessionless."""
         replica_id = body["replica_id"]
+        session, incremental, code = self.fetch_sessions.resolve(body["session_id"], body["session_epoch"], replica_id)
+        if code != NONE:
+            return {"throttle_time_ms": 0, "error_code": code, "session_id": 0, "responses": []}
         requested = [
             (TopicPartition(topic["topic"], p["partition"]), p) for topic in body["topics"] for p in topic["partitions"]
         ]
+        if session is not None:
+            if incremental:
+                forgotten = [
+                    TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]
+                ]
+                session.update(requested, forgotten)
+            else:
+                session.partitions = dict(requested)
+            requested = list(session.partitions.items())
         if replica_id >= 0:
             self._record_follower_fetches(replica_id, requested)
         deadline = asyncio.get_running_loop().time() + max(body["max_wait_ms"], 0) / 1000
         while True:
-            answers, total_bytes, any_error = self._read_for_fetch(body, requested)
+            # an incremental fetch reads only what may have something to say: at scale most partitions do not
+            reading = [r for r in requested if self._may_answer(session, *r)] if session and incremental else requested
+            answers, total_bytes, any_error = self._read_for_fetch(body, reading)
             remaining = deadline - asyncio.get_running_loop().time()
             if total_bytes >= body["min_bytes"] or any_error or not requested or remaining <= 0:
                 break
@@ -698,15 +708,42 @@ class ReplicaManager:
                 # HW move or leadership change since the read above, whose answers stand (an idle
                 # follower's fetch of thousands of partitions is read once, not twice)
                 break
+        included = list(zip((tp for tp, _ in reading), answers, strict=True))
+        if session is not None:
+            if incremental:
+                included = [
+                    (tp, answer)
+                    for tp, answer in included
+                    if answer["records"]
+                    or answer["error_code"] != NONE
+                    or session.must_answer(tp, answer["high_watermark"], answer["log_start_offset"])
+                ]
+                session.epoch = next_epoch(session.epoch)
+            for tp, answer in included:
+                if answer["error_code"] == NONE:
+                    session.answered[tp] = (answer["high_watermark"], answer["log_start_offset"])
         topics: dict[str, list[dict[str, Any]]] = {}
-        for (tp, _), answer in zip(requested, answers, strict=True):
+        for tp, answer in included:
             topics.setdefault(tp.topic, []).append(answer)
         return {
             "throttle_time_ms": 0,
             "error_code": NONE,
-            "session_id": 0,
+            "session_id": session.id if session is not None else SESSIONLESS,
             "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
         }
+
+    def _may_answer(self, session: FetchSession, tp: TopicPartition, request: dict[str, Any]) -> bool:
+        """Whether a partition of an incremental fetch can have records, an error, or a HW or log start
+        offset the follower was not told yet."""
+        partition = self.partitions.get(tp)
+        if partition is None or not partition.is_leader or partition.log.offline:
+            return True
+        log_ = partition.log
+        return (
+            request["fetch_offset"] != log_.log_end_offset
+            or request["current_leader_epoch"] not in (-1, partition.leader_epoch)
+            or session.must_answer(tp, partition.high_watermark, log_.log_start_offset)
+        )
 
     def _record_follower_fetches(self, replica_id: int, requested: list[tuple[TopicPartition, dict[str, Any]]]) -> None:
         """The leader's side of a follower fetch: its position, maybe an ISR expansion, maybe a HW move."""
