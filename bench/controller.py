@@ -44,7 +44,8 @@ from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 
 TOPIC_SIZE = 1000
-SESSION_TIMEOUT_MS = 6000
+# Kafka's default zookeeper.session.timeout.ms: 6 s lost the connections of brokers busy with 100,000 partitions
+SESSION_TIMEOUT_MS = 18_000
 OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.ms": SESSION_TIMEOUT_MS}
 OPEN_FILES = 20_000  # each broker process inherits it: an empty log holds no descriptor, a written one up to 3
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] ")
@@ -197,10 +198,24 @@ class Cluster:
             self.local.stop_broker(broker_id, hard=True)
 
 
-def leaders(connect: str, topics: list[str], partitions: int) -> set[int]:
+def read_states(connect: str, topics: list[str], partitions: int) -> list[dict | None]:  # type: ignore[type-arg]
     with PipelinedReader(connect) as reader:
         found = reader.get_data_many(state_paths(topics, partitions))
-    return {json.loads(entry[0])["leader"] if entry is not None else -1 for entry in found}
+    return [json.loads(entry[0]) if entry is not None else None for entry in found]
+
+
+def leaders(connect: str, topics: list[str], partitions: int) -> set[int]:
+    return {state["leader"] if state is not None else -1 for state in read_states(connect, topics, partitions)}
+
+
+def wait_isrs_full(connect: str, topics: list[str], partitions: int, replicas: int, timeout_s: float) -> None:
+    """Until every partition's ISR holds all its replicas: a creation of this size overloads the brokers,
+    followers start late and fall out of the ISR, and the measurement must start from a quiet cluster."""
+
+    def full() -> bool:
+        return all(s is not None and len(s["isr"]) == replicas for s in read_states(connect, topics, partitions))
+
+    wait_until(full, timeout_s, 5.0)
 
 
 def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
@@ -212,9 +227,10 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
         with KafkaZkClient(cluster.connect) as zk:
             following = PartitionLines(survivor_log, FOLLOWER_STARTS, "election")
             leading = PartitionLines(cluster.state_change_log(victim), LEADER_STARTS, "election")
-            create_topics(zk, "election", partitions, [[victim, survivor]])
+            topics = create_topics(zk, "election", partitions, [[victim, survivor]])
             following.wait_for(partitions)
             leading.wait_for(partitions)
+            wait_isrs_full(cluster.connect, topics, partitions, 2, 600)
             controller_log.skip_to_end()
             baseline = raw_fenced_writes(zk, partitions)
             gone, gone_at = znode_gone(zk, znodes.BrokerIdZNode.path(victim))
@@ -248,6 +264,7 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
             topics = create_topics(zk, "shutdown", partitions, [[leaving, staying]])
             following.wait_for(partitions)
             leading.wait_for(partitions)
+            wait_isrs_full(cluster.connect, topics, partitions, 2, 600)
         pid = cluster.local.broker_pid(leaving)
         assert pid is not None
         t0 = time.monotonic()
@@ -281,6 +298,7 @@ def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             topics = create_topics(zk, "failover", partitions, [[a, b], [b, a]])
             half = partitions // 2  # topics alternate their leader between a and b
             wait_until(lambda: all(led[x].poll() >= half and followed[x].poll() >= half for x in (a, b)), 7200, 1.0)
+            wait_isrs_full(cluster.connect, topics, partitions, 2, 7200)
             created = time.monotonic() - started
             paths = state_paths(topics, partitions)
             t = time.monotonic()
