@@ -201,6 +201,7 @@ class Log:
             raise ValueError(f"{directory} is not named <topic>-<partition>")
         self.topic, self.partition = parsed
         self.directory = directory
+        self.parent_dir = str(directory.parent)  # its log dir, as text: compared for every log, often
         self.config = config
         self._clock = clock
         self._on_dir_failure = on_dir_failure

@@ -271,8 +271,9 @@ class LogManager:
         return outcome
 
     def _logs_in(self, directory: Path) -> list[Log]:
+        parent = str(directory)
         with self._lock:
-            return [entry for entry in self._logs.values() if entry.directory.parent == directory]
+            return [entry for entry in self._logs.values() if entry.parent_dir == parent]
 
     # --- configs ---------------------------------------------------------------------------------------
 
@@ -293,8 +294,9 @@ class LogManager:
     # --- periodic work ---------------------------------------------------------------------------------
 
     def _online_logs(self) -> list[Log]:
+        offline = {str(directory) for directory in self._offline}
         with self._lock:
-            return [entry for entry in self._logs.values() if entry.directory.parent not in self._offline]
+            return [entry for entry in self._logs.values() if entry.parent_dir not in offline]
 
     def cleanup_logs(self) -> int:
         """Apply retention to every online log; returns the number of segments deleted."""
