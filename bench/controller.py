@@ -78,9 +78,12 @@ class LogTail:
                 rotated = self.path.exists() and os.stat(self.path).st_ino != os.fstat(self._file.fileno()).st_ino
                 if not rotated:
                     return
+                # the writer closes the file before renaming it: what it wrote since our last read is there
+                chunk = self._file.read()
                 self._file.close()
                 self._file = open(self.path, encoding="utf-8", errors="replace")  # noqa: SIM115
-                continue
+                if not chunk:
+                    continue
             *complete, self._partial = (self._partial + chunk).split("\n")
             yield from complete
 
@@ -267,14 +270,20 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
             wait_isrs_full(cluster.connect, topics, partitions, 2, 600)
         pid = cluster.local.broker_pid(leaving)
         assert pid is not None
-        t0 = time.monotonic()
+        server_log = cluster.server_log(leaving)
+        server_log.skip_to_end()
+        t0 = time.time()
         os.kill(pid, signal.SIGTERM)
         wait_until(lambda: not alive(pid), 600, 0.005)
-        elapsed = time.monotonic() - t0
+        elapsed = time.time() - t0
         moved = leaders(cluster.connect, topics, partitions) == {staying}
+        succeeded = next(
+            (stamp_seconds(line) for line in server_log.lines() if "Controlled shutdown succeeded" in line), None
+        )
+        handed_over = f"{succeeded - t0:.2f} s" if succeeded is not None else "?"
         print(
-            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from SIGTERM to exit, "
-            f"every leadership moved first: {moved}",
+            f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from SIGTERM to exit "
+            f"(leaderships handed over after {handed_over}), every leadership moved first: {moved}",
             flush=True,
         )
     finally:

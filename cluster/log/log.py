@@ -210,7 +210,7 @@ class Log:
         self._closed = False
         self._segments: list[LogSegment] = []
         self._epochs = LeaderEpochCache()
-        self._epochs_unwritten = False  # an epoch opened at the log end, written with its first record
+        self._epochs_unwritten = False  # an epoch opened at the log end: written before its first record
         self._log_end_offset = self._log_start_offset = self._recovery_point = self._high_watermark = 0
         try:
             with self._io("load"):
@@ -582,10 +582,9 @@ class Log:
             if not self._epochs.assign(epoch, start_offset):
                 return
             if start_offset >= self._log_end_offset and len(self._epochs) == entries + 1:
-                # Loading drops an entry at or past the log end (Kafka's truncateFromEnd), so this one is as
-                # durable written before its first record as written now; Kafka writes it now, and a
-                # leadership move of 10,000 partitions spent seconds replacing their checkpoint files.
-                # Written by the first append, the next flush round or a clean close.
+                # Loading drops an entry at or past the log end (Kafka's truncateFromEnd), so the file needs
+                # this one only once a record follows it: the first append writes it. Kafka writes it now,
+                # and a leadership move of 10,000 partitions spent seconds replacing their checkpoint files.
                 self._epochs_unwritten = True
             else:
                 self._write_epochs()
@@ -755,8 +754,6 @@ class Log:
         """fsync every segment with data below `offset` (default: the LEO) and not yet flushed, then move
         the recovery point up to it."""
         with self._lock, self._io("flush"):
-            if self._epochs_unwritten:
-                self._write_epochs()
             target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
             if target <= self._recovery_point:
                 return
@@ -785,8 +782,6 @@ class Log:
                 return
             self._closed = True
             try:
-                if self._epochs_unwritten and self._failure is None:
-                    self._write_epochs()
                 for segment in self._segments:
                     if self._failure is None:
                         segment.close()
