@@ -42,21 +42,22 @@ from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
+from kafkaops.statechange.parse import parse_first_line
 
 TOPIC_SIZE = 1000
 # Kafka's default zookeeper.session.timeout.ms: 6 s lost the connections of brokers busy with 100,000 partitions
 SESSION_TIMEOUT_MS = 18_000
 OVERRIDES = {"auto.leader.rebalance.enable": False, "zookeeper.session.timeout.ms": SESSION_TIMEOUT_MS}
 OPEN_FILES = 20_000  # each broker process inherits it: an empty log holds no descriptor, a written one up to 3
-STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\] ")
 
 
 def stamp_seconds(line: str) -> float | None:
-    """A log line's `[yyyy-MM-dd HH:mm:ss,SSS]` prefix as epoch seconds (the brokers log local time)."""
-    match = STAMP.match(line)
-    if match is None:
+    """A log line's `[yyyy-MM-dd HH:mm:ss,SSS]` stamp as epoch seconds (the brokers log local time); None
+    for a line that starts no entry."""
+    timestamp, level, _ = parse_first_line(line)
+    if level is None:
         return None
-    return datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").timestamp() + int(match.group(2)) / 1000
+    return datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
 class LogTail:
@@ -90,10 +91,6 @@ class LogTail:
     def skip_to_end(self) -> None:
         for _ in self.lines():
             pass
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
 
 
 class PartitionLines:

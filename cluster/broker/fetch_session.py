@@ -1,4 +1,5 @@
-"""Incremental fetch sessions (KIP-227, Kafka's `FetchSession.scala`) between brokers.
+"""Incremental fetch sessions (KIP-227, Kafka's `FetchSession.scala` and `FetchSessionHandler`) between
+brokers: pure bookkeeping, used by the leader's replica manager and the follower's fetcher.
 
 A follower's fetcher opens a session with a full request (epoch 0); the leader keeps what each partition
 was asked for, and later requests (epoch 1, 2, ...) carry only the partitions whose fetch position
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kafkaops.cluster.protocol import errors
@@ -49,19 +50,88 @@ class FetchSession:
         """(high watermark, log start offset) last answered per partition."""
         self.last_used = now
 
-    def update(
-        self, requested: Iterable[tuple[TopicPartition, PartitionRequest]], forgotten: Iterable[TopicPartition]
-    ) -> None:
-        """An incremental request: its partitions are added or replace what was asked; forgotten ones leave."""
-        for tp, request in requested:
-            self.partitions[tp] = request
-        for tp in forgotten:
-            self.partitions.pop(tp, None)
-            self.answered.pop(tp, None)
+    def take(
+        self,
+        requested: Iterable[tuple[TopicPartition, PartitionRequest]],
+        forgotten: Iterable[TopicPartition],
+        incremental: bool,
+    ) -> list[tuple[TopicPartition, PartitionRequest]]:
+        """Apply a request to the session; returns every partition the session now fetches. A full request
+        names them all; an incremental one adds or replaces those it names and drops the forgotten ones."""
+        if not incremental:
+            self.partitions, self.answered = dict(requested), {}
+        else:
+            self.partitions.update(requested)
+            for tp in forgotten:
+                self.partitions.pop(tp, None)
+                self.answered.pop(tp, None)
+        return list(self.partitions.items())
 
     def must_answer(self, tp: TopicPartition, high_watermark: int, log_start_offset: int) -> bool:
         """Kafka's `CachedPartition.maybeUpdateResponseData` for an answer without records or error."""
         return self.answered.get(tp) != (high_watermark, log_start_offset)
+
+    def respond(
+        self, answers: Iterable[tuple[TopicPartition, dict[str, Any]]], incremental: bool
+    ) -> list[tuple[TopicPartition, dict[str, Any]]]:
+        """The answers the response carries (all of a full one; of an incremental one those with records,
+        an error, or news), remembered as told; an incremental response moves the session's epoch on."""
+        included = [
+            (tp, answer)
+            for tp, answer in answers
+            if not incremental
+            or answer["records"]
+            or answer["error_code"] != errors.NONE
+            or self.must_answer(tp, answer["high_watermark"], answer["log_start_offset"])
+        ]
+        for tp, answer in included:
+            if answer["error_code"] == errors.NONE:
+                self.answered[tp] = (answer["high_watermark"], answer["log_start_offset"])
+        if incremental:
+            self.epoch = next_epoch(self.epoch)
+        return included
+
+
+Position = tuple[int, int, int]
+"""A follower's position in one partition: (fetch offset, log start offset, current leader epoch)."""
+
+
+class FetchSessionHandler:
+    """The follower's side of its session with one leader (Kafka's `FetchSessionHandler`): which
+    partitions the next request names, and what the leader holds once it answered."""
+
+    def __init__(self) -> None:
+        self.session_id = SESSIONLESS
+        self.epoch = INITIAL_EPOCH  # of the next request: 0 opens a session with a full request
+        self.partitions: dict[TopicPartition, Position] = {}
+
+    def next_request(
+        self, wanted: Mapping[TopicPartition, Position]
+    ) -> tuple[dict[TopicPartition, Position], list[TopicPartition]]:
+        """(partitions to name, partitions to forget) for a request fetching `wanted`."""
+        if self.epoch == INITIAL_EPOCH:
+            return dict(wanted), []
+        naming = {tp: position for tp, position in wanted.items() if self.partitions.get(tp) != position}
+        return naming, [tp for tp in self.partitions if tp not in wanted]
+
+    def answered(self, wanted: Mapping[TopicPartition, Position], session_id: int) -> None:
+        """The leader answered the request for `wanted` without a top-level error: it holds `wanted` now."""
+        if self.epoch == INITIAL_EPOCH:
+            self.session_id = session_id
+            if session_id == SESSIONLESS:  # the leader keeps no session: full requests again
+                return
+        self.epoch = next_epoch(self.epoch)
+        self.partitions = dict(wanted)
+
+    def reset(self) -> None:
+        """Start over with a full request; it names the old session so that the leader closes it."""
+        self.epoch = INITIAL_EPOCH
+        self.partitions = {}
+
+    def lost(self) -> None:
+        """The leader does not know the session (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH)."""
+        self.session_id = SESSIONLESS
+        self.reset()
 
 
 class FetchSessionCache:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kafkaops.cluster.broker.fetch_session import INITIAL_EPOCH, SESSIONLESS, next_epoch
+from kafkaops.cluster.broker.fetch_session import FetchSessionHandler
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.errors import KafkaOpsError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
@@ -115,11 +115,7 @@ class ReplicaFetcher:
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._correlation_id = 0
         self._changed = asyncio.Event()
-        # our side of the incremental fetch session (KIP-227): its id, the epoch of our next request (0:
-        # open a new one with a full request), and what the leader holds for each partition
-        self._session_id = SESSIONLESS
-        self._session_epoch = INITIAL_EPOCH
-        self._session_partitions: dict[TopicPartition, tuple[int, int, int]] = {}
+        self._session = FetchSessionHandler()
 
     def __repr__(self) -> str:
         return f"ReplicaFetcher(broker {self.broker_id} from {self.leader_id} at {self.address})"
@@ -188,12 +184,7 @@ class ReplicaFetcher:
         if self._connection is not None:
             self._connection[1].close()
             self._connection = None
-        self._reset_session()
-
-    def _reset_session(self) -> None:
-        """Start over with a full request; it names the old session so that the leader closes it."""
-        self._session_epoch = INITIAL_EPOCH
-        self._session_partitions = {}
+        self._session.reset()
 
     # --- truncation ------------------------------------------------------------------------------------
 
@@ -265,17 +256,13 @@ class ReplicaFetcher:
             tp: (state.partition.log_end_offset, state.partition.log.log_start_offset, state.leader_epoch)
             for tp, state in fetching.items()
         }
-        full = self._session_epoch == INITIAL_EPOCH
-        known = self._session_partitions
-        # a full request names every partition; an incremental one those whose position changed, and the
-        # partitions to forget
-        sending = wanted if full else {tp: w for tp, w in wanted.items() if known.get(tp) != w}
-        forgotten: dict[str, list[int]] = {}
-        if not full:
-            for tp in known.keys() - wanted.keys():
-                forgotten.setdefault(tp.topic, []).append(tp.partition)
+        session = self._session
+        naming, forgotten = session.next_request(wanted)
+        forgotten_by_topic: dict[str, list[int]] = {}
+        for tp in forgotten:
+            forgotten_by_topic.setdefault(tp.topic, []).append(tp.partition)
         topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, (fetch_offset, log_start_offset, leader_epoch) in sending.items():
+        for tp, (fetch_offset, log_start_offset, leader_epoch) in naming.items():
             topics.setdefault(tp.topic, []).append(
                 {
                     "partition": tp.partition,
@@ -294,31 +281,21 @@ class ReplicaFetcher:
                 "min_bytes": self.min_bytes,
                 "max_bytes": self.max_bytes,
                 "isolation_level": 0,
-                "session_id": self._session_id,
-                "session_epoch": self._session_epoch,
+                "session_id": session.session_id,
+                "session_epoch": session.epoch,
                 "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-                "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten.items()],
+                "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten_by_topic.items()],
                 "rack_id": "",
             },
         )
         code = response["error_code"]
         if code in (errors.FetchSessionIdNotFoundError.code, errors.InvalidFetchSessionEpochError.code):
-            log.info("%s: fetch session %s lost (error %s); opening a new one", self, self._session_id, code)
-            self._session_id = SESSIONLESS
-            self._reset_session()
+            log.info("%s: fetch session %s lost (error %s); opening a new one", self, session.session_id, code)
+            session.lost()
             return
         if code != errors.NONE:
             raise KafkaOpsError(f"fetch from leader {self.leader_id} failed with error {code}")
-        if full:
-            self._session_id = response["session_id"]
-            if self._session_id != SESSIONLESS:  # else the leader keeps no session: full requests again
-                self._session_epoch = next_epoch(INITIAL_EPOCH)
-                self._session_partitions = dict(wanted)
-        else:
-            self._session_epoch = next_epoch(self._session_epoch)
-            known.update(sending)
-            for tp in known.keys() - wanted.keys():
-                del known[tp]
+        session.answered(wanted, response["session_id"])
         backoff = False
         for topic in response["responses"]:
             for answer in topic["partitions"]:

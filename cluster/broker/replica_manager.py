@@ -30,7 +30,7 @@ from typing import Any
 from kafkaops.cluster.broker import isr as isr_rules
 from kafkaops.cluster.broker import quota as throttles
 from kafkaops.cluster.broker.config import BrokerConfig
-from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache, next_epoch
+from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.broker.replica_fetcher import ReplicaFetcher
@@ -361,7 +361,7 @@ class ReplicaManager:
         """Kafka's `handleLogDirFailure`: stop fetching the dir's partitions (their logs refuse every
         operation already, so clients get KAFKA_STORAGE_ERROR), fail their parked requests, and tell the
         controller through `/log_dir_event_notification` so that it moves their leaderships away."""
-        offline = [tp for tp, partition in self.partitions.items() if partition.log.directory.parent == directory]
+        offline = [tp for tp, partition in self.partitions.items() if partition.log.parent_dir == directory]
         log.error(
             "Stopping serving replicas in dir %s: %s",
             directory,
@@ -672,14 +672,8 @@ class ReplicaManager:
             (TopicPartition(topic["topic"], p["partition"]), p) for topic in body["topics"] for p in topic["partitions"]
         ]
         if session is not None:
-            if incremental:
-                forgotten = [
-                    TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]
-                ]
-                session.update(requested, forgotten)
-            else:
-                session.partitions = dict(requested)
-            requested = list(session.partitions.items())
+            forgotten = [TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]]
+            requested = session.take(requested, forgotten, incremental)
         if replica_id >= 0:
             self._record_follower_fetches(replica_id, requested)
         deadline = asyncio.get_running_loop().time() + max(body["max_wait_ms"], 0) / 1000
@@ -710,18 +704,7 @@ class ReplicaManager:
                 break
         included = list(zip((tp for tp, _ in reading), answers, strict=True))
         if session is not None:
-            if incremental:
-                included = [
-                    (tp, answer)
-                    for tp, answer in included
-                    if answer["records"]
-                    or answer["error_code"] != NONE
-                    or session.must_answer(tp, answer["high_watermark"], answer["log_start_offset"])
-                ]
-                session.epoch = next_epoch(session.epoch)
-            for tp, answer in included:
-                if answer["error_code"] == NONE:
-                    session.answered[tp] = (answer["high_watermark"], answer["log_start_offset"])
+            included = session.respond(included, incremental)
         topics: dict[str, list[dict[str, Any]]] = {}
         for tp, answer in included:
             topics.setdefault(tp.topic, []).append(answer)

@@ -201,7 +201,7 @@ class Log:
             raise ValueError(f"{directory} is not named <topic>-<partition>")
         self.topic, self.partition = parsed
         self.directory = directory
-        self.parent_dir = str(directory.parent)  # its log dir, as text: compared for every log, often
+        self.parent_dir = directory.parent  # its log dir (Kafka's parentDir), compared for every log, often
         self.config = config
         self._clock = clock
         self._on_dir_failure = on_dir_failure
@@ -433,7 +433,7 @@ class Log:
         return _IoGuard(self, action)
 
     def _fail(self, action: str, exc: OSError) -> LogDirFailureError:
-        self._failure = LogDirFailureError(str(self.directory.parent), f"{action} of {self.name} failed: {exc}")
+        self._failure = LogDirFailureError(str(self.parent_dir), f"{action} of {self.name} failed: {exc}")
         if self._on_dir_failure is not None:
             self._on_dir_failure(self._failure)
         return self._failure
@@ -799,7 +799,7 @@ class Log:
             self._closed = True
             doomed = self.directory.with_name(f"{self.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
             os.rename(self.directory, doomed)
-            fsync_path(self.directory.parent)
+            fsync_path(self.parent_dir)
             shutil.rmtree(doomed)
 
 

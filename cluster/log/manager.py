@@ -223,8 +223,8 @@ class LogManager:
             else:
                 counts = {directory: 0 for directory in online}
                 for entry in self._logs.values():
-                    if entry.directory.parent in counts:
-                        counts[entry.directory.parent] += 1
+                    if entry.parent_dir in counts:
+                        counts[entry.parent_dir] += 1
                 directory = min(online, key=counts.__getitem__)
             created = Log(
                 directory / log_dir_name(topic, partition),
@@ -264,16 +264,15 @@ class LogManager:
                 outcome[tp] = exc
                 continue
             outcome[tp] = None
-            directories.add(doomed.directory.parent)
+            directories.add(doomed.parent_dir)
         for directory in directories - self._offline:
             self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
             self._write_recovery_checkpoints(directory)
         return outcome
 
     def _logs_in(self, directory: Path) -> list[Log]:
-        parent = str(directory)
         with self._lock:
-            return [entry for entry in self._logs.values() if entry.parent_dir == parent]
+            return [entry for entry in self._logs.values() if entry.parent_dir == directory]
 
     # --- configs ---------------------------------------------------------------------------------------
 
@@ -294,9 +293,8 @@ class LogManager:
     # --- periodic work ---------------------------------------------------------------------------------
 
     def _online_logs(self) -> list[Log]:
-        offline = {str(directory) for directory in self._offline}
         with self._lock:
-            return [entry for entry in self._logs.values() if entry.parent_dir not in offline]
+            return [entry for entry in self._logs.values() if entry.parent_dir not in self._offline]
 
     def cleanup_logs(self) -> int:
         """Apply retention to every online log; returns the number of segments deleted."""
@@ -367,5 +365,5 @@ class LogManager:
         if newly and self._on_dir_offline is not None:
             self._on_dir_offline(directory)  # must not block: it may run under a log's lock
         for entry in list(self._logs.values()):
-            if entry.directory.parent == directory:
+            if entry.parent_dir == directory:
                 entry.mark_offline(failure)
