@@ -1,8 +1,9 @@
 """`kafkaops console-producer`, `console-consumer` and `producer-perf-test`: Kafka 2.8's console tools.
 
-Thin adapters over `kafkaops.admin.kafka_client`: parse Kafka's flags and `--property` settings (pure
-functions below, tested without a broker), call the client, print Kafka's texts. What differs from
-Kafka, on purpose:
+Thin adapters over `kafkaops.admin.console` (Kafka's ConsoleProducer, LineMessageReader, ConsoleConsumer,
+DefaultMessageFormatter) and `kafkaops.admin.kafka_client` (the client, the perf test's arithmetic):
+parse Kafka's flags and settings, call the library, print Kafka's texts and pick the exit code. What
+differs from Kafka, on purpose:
 
 * console-producer has `--partition` (as kcat has `-p`), and `--acks` as a short alias of
   `--request-required-acks`; a record the brokers refused makes it exit 1 (Kafka logs and exits 0).
@@ -15,35 +16,36 @@ Kafka, on purpose:
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import select
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
 
+from kafkaops.admin.console import (
+    ConsoleConsumer,
+    DefaultMessageFormatter,
+    LineMessageReader,
+    StopReason,
+    consumer_settings,
+    parse_key_value_args,
+    read_line_batches,
+    send_lines,
+)
 from kafkaops.admin.kafka_client import (
-    EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    READ_COMMITTED,
-    READ_UNCOMMITTED,
     BatchSender,
-    ConsumerRecord,
     KafkaClient,
-    OffsetResetPolicy,
     PartitionConsumer,
     PerfTotal,
     PerfWindow,
-    ProducerRecordTuple,
     SendOutcome,
     parse_acks,
     parse_bootstrap_servers,
+    parse_isolation_level,
+    payloads_from_text,
     perf_payload,
     run_producer_perf,
 )
@@ -59,29 +61,12 @@ PERF_DESCRIPTION = "This tool is used to verify the producer performance."
 # --- shared parsing ---------------------------------------------------------------------------------------
 
 
-def parse_key_value_args(args: Sequence[str]) -> dict[str, str]:
-    """Kafka's `CommandLineUtils.parseKeyValueArgs`: `key=value` (split at the first '='), a missing value
-    is the empty string."""
-    props: dict[str, str] = {}
-    for arg in args:
-        if not arg:
-            continue
-        key, _, value = arg.partition("=")
-        props[key] = value
-    return props
-
-
 def _extra_properties(extra: Sequence[str], flag: str) -> list[str]:
     """Words left after the flags: settings that followed one `--property`/`--producer-props` flag."""
     for word in extra:
         if "=" not in word:
             raise UsageError(f"Found non-option argument '{word}'; settings after {flag} take the form key=value")
     return list(extra)
-
-
-def _bool_property(props: dict[str, str], name: str, default: bool) -> bool:
-    # DefaultMessageFormatter / LineMessageReader: `trim.equalsIgnoreCase("true")`
-    return props[name].strip().lower() == "true" if name in props else default
 
 
 def _bootstrap(bootstrap_server: str | None, broker_list: str | None) -> str:
@@ -123,165 +108,6 @@ def _log4j(level: str, message: str, logger: str) -> str:
 
 
 # --- console-producer ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LineMessageReader:
-    """Kafka's `LineMessageReader` settings: `parse.key`, `key.separator`, `ignore.error`, and (Kafka 3.2+)
-    `parse.headers`, `headers.delimiter`, `headers.separator`, `headers.key.separator`, `null.marker`."""
-
-    parse_key: bool = False
-    key_separator: str = "\t"
-    ignore_error: bool = False
-    parse_headers: bool = False
-    headers_delimiter: str = "\t"
-    headers_separator: str = ","
-    headers_key_separator: str = ":"
-    null_marker: str | None = None
-
-    @classmethod
-    def from_properties(cls, props: dict[str, str]) -> LineMessageReader:
-        """Raises InvalidArgumentError with Kafka's texts for separators that collide."""
-        reader = cls(
-            parse_key=_bool_property(props, "parse.key", False),
-            key_separator=props.get("key.separator", "\t"),
-            ignore_error=_bool_property(props, "ignore.error", False),
-            parse_headers=_bool_property(props, "parse.headers", False),
-            headers_delimiter=props.get("headers.delimiter", "\t"),
-            headers_separator=props.get("headers.separator", ","),
-            headers_key_separator=props.get("headers.key.separator", ":"),
-            null_marker=props.get("null.marker"),
-        )
-        pairs = [
-            ("headers.delimiter", reader.headers_delimiter, "headers.separator", reader.headers_separator),
-            ("headers.delimiter", reader.headers_delimiter, "headers.key.separator", reader.headers_key_separator),
-            ("headers.separator", reader.headers_separator, "headers.key.separator", reader.headers_key_separator),
-            ("null.marker", reader.null_marker, "key.separator", reader.key_separator),
-            ("null.marker", reader.null_marker, "headers.separator", reader.headers_separator),
-            ("null.marker", reader.null_marker, "headers.delimiter", reader.headers_delimiter),
-            ("null.marker", reader.null_marker, "headers.key.separator", reader.headers_key_separator),
-        ]
-        for a, a_value, b, b_value in pairs:
-            if a_value is not None and a_value == b_value:
-                raise InvalidArgumentError(f"{a} and {b} may not be equal")
-        if reader.parse_key and not reader.key_separator:
-            raise InvalidArgumentError("key.separator may not be empty")
-        return reader
-
-    def _part(self, enabled: bool, line: str, start: int, separator: str, name: str, number: int) -> str | None:
-        if not enabled:
-            return None
-        index = line.find(separator, start)
-        if index < 0:
-            if self.ignore_error:
-                return None
-            if name == "key separator":
-                raise InvalidArgumentError(f"No key found on line {number}: {line}")  # Kafka 2.8's text
-            raise InvalidArgumentError(f"No {name} found on line number {number}: '{line}'")
-        return line[start:index]
-
-    def _null(self, text: str | None) -> bytes | None:
-        return None if text is None or text == self.null_marker else text.encode()
-
-    def read(self, line: str, number: int) -> ProducerRecordTuple:
-        """One line (without its terminator) as (key, value, headers); `number` counts from 1 for errors."""
-        headers_text = self._part(self.parse_headers, line, 0, self.headers_delimiter, "headers delimiter", number)
-        header_end = 0 if headers_text is None else len(headers_text) + len(self.headers_delimiter)
-        key_text = self._part(self.parse_key, line, header_end, self.key_separator, "key separator", number)
-        key_end = 0 if key_text is None else len(key_text) + len(self.key_separator)
-        value = line[header_end + key_end :]
-        headers: list[tuple[str, bytes | None]] = []
-        if headers_text is not None and headers_text != self.null_marker:
-            for pair in headers_text.split(self.headers_separator):
-                index = pair.find(self.headers_key_separator)
-                if index < 0:
-                    if not self.ignore_error:
-                        raise InvalidArgumentError(
-                            f"No header key separator found in pair '{pair}' on line number {number}"
-                        )
-                    headers.append((pair, None))
-                    continue
-                header_key = pair[:index]
-                if header_key == self.null_marker:
-                    raise InvalidArgumentError(
-                        f"Header keys should not be equal to the null marker '{self.null_marker}' as they can't be null"
-                    )
-                headers.append((header_key, self._null(pair[index + len(self.headers_key_separator) :])))
-        return self._null(key_text), self._null(value), tuple(headers) or None
-
-
-def read_line_batches(
-    stream: BinaryIO,
-    linger_s: float,
-    max_bytes: int,
-    *,
-    sync: bool = False,
-    clock: Callable[[], float] = time.monotonic,
-) -> Iterator[list[str]]:
-    """Lines of `stream` (UTF-8, `\\n` or `\\r\\n` ended; a last line without one counts) in batches.
-
-    A batch closes when it holds `max_bytes`, `linger_s` after its first line (Kafka's linger.ms, the
-    console producer's `--timeout`), or at the end of input; with `sync`, every line is its own batch.
-    On a pipe or terminal the linger is real time (select on the descriptor); a stream without one is
-    read to the end in batches of `max_bytes`.
-    """
-    try:
-        fd: int | None = stream.fileno()
-    except (OSError, ValueError, AttributeError):
-        fd = None
-    if fd is None:
-        raw_lines = stream.read().split(b"\n")
-        if raw_lines[-1] == b"":
-            raw_lines.pop()
-        yield from _batches(iter([_decode(line) for line in raw_lines]), max_bytes, sync)
-        return
-    buffer = b""
-    eof = False
-    while not eof:
-        batch: list[str] = []
-        size = 0
-        deadline: float | None = None
-        while True:
-            while b"\n" in buffer and size < max_bytes and not (sync and batch):
-                raw, buffer = buffer.split(b"\n", 1)
-                batch.append(_decode(raw))
-                size += len(raw)
-                if deadline is None:
-                    deadline = clock() + linger_s
-            if size >= max_bytes or (sync and batch):
-                break
-            wait = None if deadline is None else deadline - clock()
-            if wait is not None and wait <= 0:
-                break
-            if not select.select([fd], [], [], wait)[0]:
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                eof = True
-                if buffer:
-                    batch.append(_decode(buffer))
-                    buffer = b""
-                break
-            buffer += chunk
-        if batch:
-            yield batch
-
-
-def _decode(raw: bytes) -> str:
-    return raw.removesuffix(b"\r").decode("utf-8", errors="replace")
-
-
-def _batches(lines: Iterator[str], max_bytes: int, sync: bool) -> Iterator[list[str]]:
-    batch: list[str] = []
-    size = 0
-    for line in lines:
-        batch.append(line)
-        size += len(line.encode())
-        if sync or size >= max_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
 
 
 def _send_error_lines(topic: str, outcome: SendOutcome) -> list[str]:
@@ -455,28 +281,17 @@ def console_producer_command(
 def _produce_lines(
     sender: BatchSender, reader: LineMessageReader, topic: str, linger_ms: int, max_bytes: int, sync: bool, prompt: bool
 ) -> int:
-    """Send stdin's lines batch by batch; the number of records the brokers refused. A line the reader
-    cannot parse stops it (after sending the lines before it), as Kafka's KafkaException does."""
+    """Send stdin's lines batch by batch, reporting failed sends as they come; the number of records the
+    brokers refused. A line the reader cannot parse is raised after the lines before it were sent."""
     failed = 0
-    line_number = 0
     if prompt:
         _prompt()
-    for lines in read_line_batches(sys.stdin.buffer, linger_ms / 1000, max_bytes, sync=sync):
-        records = []
-        bad: KafkaOpsError | None = None
-        for line in lines:
-            line_number += 1
-            try:
-                records.append(reader.read(line, line_number))
-            except KafkaOpsError as error:
-                bad = error
-                break
-        for outcome in sender.send(records) if records else []:
-            if outcome.error is not None:
-                failed += len(outcome.records)
-                sys.stderr.write("\n".join(_send_error_lines(topic, outcome)) + "\n")
-        if bad is not None:
-            raise bad
+    for sent in send_lines(sender, reader, read_line_batches(sys.stdin.buffer, linger_ms / 1000, max_bytes, sync=sync)):
+        for outcome in sent.failed:
+            failed += len(outcome.records)
+            sys.stderr.write("\n".join(_send_error_lines(topic, outcome)) + "\n")
+        if sent.error is not None:
+            raise sent.error
         if prompt:
             _prompt()
     return failed
@@ -488,120 +303,6 @@ def _prompt() -> None:
 
 
 # --- console-consumer ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MessageFormatter:
-    """Kafka's `DefaultMessageFormatter` and its `--property` settings."""
-
-    print_timestamp: bool = False
-    print_key: bool = False
-    print_offset: bool = False
-    print_partition: bool = False
-    print_headers: bool = False
-    print_value: bool = True
-    key_separator: bytes = b"\t"
-    line_separator: bytes = b"\n"
-    headers_separator: bytes = b","
-    null_literal: bytes = b"null"
-
-    @classmethod
-    def from_properties(cls, props: dict[str, str]) -> MessageFormatter:
-        def separator(name: str, default: bytes) -> bytes:
-            return props[name].encode() if name in props else default
-
-        return cls(
-            print_timestamp=_bool_property(props, "print.timestamp", False),
-            print_key=_bool_property(props, "print.key", False),
-            print_offset=_bool_property(props, "print.offset", False),
-            print_partition=_bool_property(props, "print.partition", False),
-            print_headers=_bool_property(props, "print.headers", False),
-            print_value=_bool_property(props, "print.value", True),
-            key_separator=separator("key.separator", b"\t"),
-            line_separator=separator("line.separator", b"\n"),
-            headers_separator=separator("headers.separator", b","),
-            null_literal=separator("null.literal", b"null"),
-        )
-
-    def format(self, record: ConsumerRecord) -> bytes:
-        """The bytes `DefaultMessageFormatter.writeTo` writes: the chosen columns, each followed by the key
-        separator if another column follows and by the line separator otherwise."""
-        columns: list[bytes] = []
-        if self.print_timestamp:
-            columns.append(f"{record.timestamp_type}:{record.timestamp}".encode())
-        if self.print_partition:
-            columns.append(b"Partition:%d" % record.partition)
-        if self.print_offset:
-            columns.append(b"Offset:%d" % record.offset)
-        if self.print_headers:
-            if record.headers:
-                columns.append(
-                    self.headers_separator.join(
-                        k.encode() + b":" + (self.null_literal if v is None else v) for k, v in record.headers
-                    )
-                )
-            else:
-                columns.append(b"NO_HEADERS")
-        if self.print_key:
-            columns.append(self.null_literal if record.key is None else record.key)
-        if self.print_value:
-            columns.append(self.null_literal if record.value is None else record.value)
-        if not columns:
-            return b""
-        return self.key_separator.join(columns) + self.line_separator
-
-
-@dataclass(frozen=True)
-class ConsumerSettings:
-    topic: str
-    partition: int | None
-    start: int
-    reset: OffsetResetPolicy
-    max_messages: int
-    timeout_ms: int
-
-
-def consumer_settings(
-    topic: str | None,
-    partition: int | None,
-    offset: str | None,
-    from_beginning: bool,
-    max_messages: int | None,
-    timeout_ms: int | None,
-) -> ConsumerSettings:
-    """Kafka 2.8's `ConsoleConsumer.ConsumerConfig` checks, in its order, with its texts (UsageError)."""
-    if topic is None:
-        raise UsageError("Exactly one of whitelist/topic is required.")
-    if partition is not None:
-        if from_beginning and offset is not None:
-            raise UsageError("Options from-beginning and offset cannot be specified together.")
-    elif offset is not None:
-        raise UsageError("The partition is required when offset is specified.")
-    if offset is None:
-        start = EARLIEST_TIMESTAMP if from_beginning else LATEST_TIMESTAMP
-    elif offset.lower() == "earliest":
-        start = EARLIEST_TIMESTAMP
-    elif offset.lower() == "latest":
-        start = LATEST_TIMESTAMP
-    else:
-        try:
-            start = int(offset)
-        except ValueError:
-            start = -1
-        if start < 0:
-            raise UsageError(
-                f"The provided offset value '{offset}' is incorrect. Valid values are 'earliest', 'latest', or a "
-                "non-negative long."
-            )
-    reset = OffsetResetPolicy.EARLIEST if from_beginning else OffsetResetPolicy.LATEST
-    return ConsumerSettings(
-        topic,
-        partition,
-        start,
-        reset,
-        -1 if max_messages is None else max_messages,
-        -1 if timeout_ms is None else timeout_ms,
-    )
 
 
 _CONSUMER_LOGGER = "kafka.tools.ConsoleConsumer$"
@@ -711,14 +412,8 @@ def console_consumer_command(
     consumer_props = parse_key_value_args(consumer_property or [])
     if "group.id" in consumer_props:
         raise InvalidArgumentError("kafkaops console-consumer reads without a consumer group: leave out group.id")
-    level_name = isolation_level or consumer_props.get("isolation.level", "read_uncommitted")
-    levels = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
-    if level_name not in levels:
-        raise InvalidArgumentError(
-            f"Invalid value {level_name} for configuration isolation.level: String must be one of: "
-            "read_committed, read_uncommitted"
-        )
-    formatter = MessageFormatter.from_properties(parse_key_value_args([*(property_ or []), *extra]))
+    level = parse_isolation_level(isolation_level or consumer_props.get("isolation.level", "read_uncommitted"))
+    formatter = DefaultMessageFormatter.from_properties(parse_key_value_args([*(property_ or []), *extra]))
     parse_bootstrap_servers(bootstrap_server)
     out = sys.stdout.buffer
     with KafkaClient(
@@ -735,61 +430,37 @@ def console_consumer_command(
             max_wait_ms=_int_setting(consumer_props, "fetch.max.wait.ms", 500),
             max_bytes=_int_setting(consumer_props, "fetch.max.bytes", 52428800),
             partition_max_bytes=_int_setting(consumer_props, "max.partition.fetch.bytes", 1048576),
-            isolation_level=levels[level_name],
+            isolation_level=level,
         )
-        count, code = _consume(consumer, formatter, settings, out)
-    sys.stderr.write(f"Processed a total of {count} messages\n")
+        console = ConsoleConsumer(consumer, formatter, settings.max_messages, settings.timeout_ms)
+        code = _process(console, out)
+    sys.stderr.write(f"Processed a total of {console.message_count} messages\n")
     if code:
         raise typer.Exit(code=code)
 
 
-def _consume(
-    consumer: PartitionConsumer, formatter: MessageFormatter, settings: ConsumerSettings, out: BinaryIO
-) -> tuple[int, int]:
-    """ConsoleConsumer.process: (messages printed, exit code). A timeout ends it as Kafka's does (an
-    ERROR line naming TimeoutException, exit 0); a broker error ends it with exit 1; Ctrl-C with 130."""
-    count = 0
-    pending: list[ConsumerRecord] = []
-    waiting_since = time.monotonic()
+def _process(console: ConsoleConsumer, out: BinaryIO) -> int:
+    """ConsoleConsumer.process and Kafka's texts for how it ended; the exit code. A timeout ends it as
+    Kafka's does (an ERROR line naming TimeoutException, exit 0); a broker error with exit 1; Ctrl-C
+    with 130."""
     try:
-        while settings.max_messages < 0 or count < settings.max_messages:
-            if not pending:
-                poll_ms = 1000 if settings.timeout_ms < 0 else settings.timeout_ms
-                if settings.timeout_ms >= 0:
-                    poll_ms = max(int(settings.timeout_ms - (time.monotonic() - waiting_since) * 1000), 0)
-                pending = consumer.poll(min(poll_ms, 1000))
-                if not pending:
-                    if settings.timeout_ms >= 0 and (time.monotonic() - waiting_since) * 1000 >= settings.timeout_ms:
-                        sys.stderr.write(
-                            _log4j(
-                                "ERROR", "Error processing message, terminating consumer process: ", _CONSUMER_LOGGER
-                            )
-                            + "\norg.apache.kafka.common.errors.TimeoutException\n"
-                        )
-                        return count, 0
-                    continue
-                pending.reverse()
-            record = pending.pop()
-            count += 1
-            out.write(formatter.format(record))
-            waiting_since = time.monotonic()
-            if not pending:
-                out.flush()
+        if console.process(out) is StopReason.TIMEOUT:
+            sys.stderr.write(
+                _log4j("ERROR", "Error processing message, terminating consumer process: ", _CONSUMER_LOGGER)
+                + "\norg.apache.kafka.common.errors.TimeoutException\n"
+            )
     except KafkaOpsError as error:
         sys.stderr.write(
             _log4j("ERROR", "Error processing message, terminating consumer process: ", _CONSUMER_LOGGER)
             + f"\n{error}\n"
         )
-        return count, 1
+        return 1
     except KeyboardInterrupt:
-        return count, 130
+        return 130
     except BrokenPipeError:
         sys.stderr.write("Unable to write to standard out, closing consumer.\n")
-        return count, 1
-    finally:
-        with contextlib.suppress(OSError):
-            out.flush()
-    return count, 0
+        return 1
+    return 0
 
 
 # --- producer-perf-test -------------------------------------------------------------------------------------
@@ -943,7 +614,7 @@ def producer_perf_test_command(
             text = ""
         if not text:
             raise InvalidArgumentError("File does not exist or empty file provided.")
-        payloads = [p.encode() for p in text.split(delimiter) if p]
+        payloads = payloads_from_text(text, delimiter)
         sys.stdout.write(f"Number of messages read: {len(payloads)}\n")
     if print_metrics:
         sys.stderr.write("kafkaops producer-perf-test has no client metrics to print\n")

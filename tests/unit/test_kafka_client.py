@@ -1,9 +1,8 @@
 """The blocking Kafka client's pure parts, its retry loop against an in-process fake broker, and the console
-tools' option parsing and output shapes."""
+tools' command-line checks and perf-test output shapes (the console library itself: test_console.py)."""
 
 from __future__ import annotations
 
-import io
 import os
 import random
 import socket
@@ -17,7 +16,6 @@ from typer.testing import CliRunner
 
 from kafkaops.admin.kafka_client import (
     BatchSender,
-    ConsumerRecord,
     KafkaClient,
     OffsetResetPolicy,
     PartitionConsumer,
@@ -35,14 +33,9 @@ from kafkaops.admin.kafka_client import (
 )
 from kafkaops.cli.app import app
 from kafkaops.cli.console import (
-    LineMessageReader,
-    MessageFormatter,
-    consumer_settings,
-    parse_key_value_args,
     perf_producer_props,
     perf_total_line,
     perf_window_line,
-    read_line_batches,
 )
 from kafkaops.cluster.errors import InvalidArgumentError, UsageError
 from kafkaops.cluster.protocol.errors import (
@@ -256,130 +249,6 @@ def test_throttler() -> None:
 def test_perf_payload_is_uppercase_letters() -> None:
     payload = perf_payload(100)
     assert len(payload) == 100 and set(payload) <= set(range(65, 91)) and payload == perf_payload(100)
-
-
-# --- console-producer: reading lines ----------------------------------------------------------------------
-
-
-def test_line_reader_defaults_take_the_whole_line_as_value() -> None:
-    assert LineMessageReader().read("a\tb", 1) == (None, b"a\tb", None)
-
-
-def test_line_reader_parse_key() -> None:
-    reader = LineMessageReader.from_properties({"parse.key": "true", "key.separator": ":"})
-    assert reader.read("k:v:w", 1) == (b"k", b"v:w", None)
-    assert reader.read("k:", 2) == (b"k", b"", None)
-    with pytest.raises(InvalidArgumentError, match="^No key found on line 3: novalue$"):
-        reader.read("novalue", 3)
-    lenient = LineMessageReader.from_properties({"parse.key": " TRUE ", "ignore.error": "true"})
-    assert lenient.read("novalue", 1) == (None, b"novalue", None)
-
-
-def test_line_reader_headers_and_null_marker() -> None:
-    reader = LineMessageReader.from_properties({"parse.headers": "true", "parse.key": "true", "null.marker": "NULL"})
-    assert reader.read("h1:v1,h2:NULL\tk\tv", 1) == (b"k", b"v", (("h1", b"v1"), ("h2", None)))
-    assert reader.read("NULL\tNULL\tNULL", 2) == (None, None, None)
-    with pytest.raises(InvalidArgumentError, match="No header key separator found in pair 'bad' on line number 3"):
-        reader.read("bad\tk\tv", 3)
-    with pytest.raises(InvalidArgumentError, match="^null.marker and key.separator may not be equal$"):
-        LineMessageReader.from_properties({"null.marker": "\t"})
-
-
-def test_line_batches_from_a_stream_without_a_descriptor() -> None:
-    stream = io.BytesIO(b"one\r\ntwo\nthree\nfour")
-    assert list(read_line_batches(stream, 1.0, max_bytes=7)) == [["one", "two", "three"], ["four"]]
-    assert list(read_line_batches(io.BytesIO(b"a\nb\n"), 1.0, 100, sync=True)) == [["a"], ["b"]]
-    assert list(read_line_batches(io.BytesIO(b""), 1.0, 100)) == []
-
-
-def test_line_batches_from_a_pipe_close_on_linger() -> None:
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end, "rb", buffering=0) as stream:
-        batches = read_line_batches(stream, 0.05, max_bytes=1000)
-        os.write(write_end, b"a\nb\n")
-        assert next(batches) == ["a", "b"]  # closed by the linger: the writer is still open
-        os.write(write_end, b"c\nlast without newline")
-        os.close(write_end)
-        assert list(batches) == [["c", "last without newline"]]
-
-
-# --- console-consumer: options and the formatter ----------------------------------------------------------
-
-
-def record(**overrides: Any) -> ConsumerRecord:
-    values: dict[str, Any] = {
-        "topic": "t",
-        "partition": 1,
-        "offset": 7,
-        "timestamp": 1234,
-        "timestamp_type": TimestampType.CREATE_TIME,
-        "key": b"k",
-        "value": b"v",
-        "headers": (),
-    }
-    values.update(overrides)
-    return ConsumerRecord(**values)
-
-
-def test_formatter_default_prints_values() -> None:
-    assert MessageFormatter().format(record()) == b"v\n"
-    assert MessageFormatter().format(record(value=None)) == b"null\n"
-
-
-def test_formatter_every_column_in_kafka_order() -> None:
-    formatter = MessageFormatter.from_properties(
-        parse_key_value_args(
-            [
-                "print.timestamp=true",
-                "print.key=true",
-                "print.offset=true",
-                "print.partition=true",
-                "print.headers=true",
-                "key.separator=|",
-            ]
-        )
-    )
-    assert formatter.format(record()) == b"CreateTime:1234|Partition:1|Offset:7|NO_HEADERS|k|v\n"
-    assert formatter.format(record(headers=(("a", b"1"), ("b", None)), key=None)) == (
-        b"CreateTime:1234|Partition:1|Offset:7|a:1,b:null|null|v\n"
-    )
-
-
-def test_formatter_without_value_ends_the_line_after_the_last_column() -> None:
-    formatter = MessageFormatter.from_properties({"print.key": "true", "print.value": "false"})
-    assert formatter.format(record()) == b"k\n"
-
-
-def test_key_value_args() -> None:
-    assert parse_key_value_args(["a=b=c", "d", "e="]) == {"a": "b=c", "d": "", "e": ""}
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ((None, None, None, False), "Exactly one of whitelist/topic is required."),
-        (("t", None, "3", False), "The partition is required when offset is specified."),
-        (("t", 0, "3", True), "Options from-beginning and offset cannot be specified together."),
-        (
-            ("t", 0, "-3", False),
-            "The provided offset value '-3' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.",
-        ),
-        (("t", 0, "x", False), "The provided offset value 'x' is incorrect."),
-    ],
-)
-def test_consumer_option_errors(args: tuple[Any, ...], message: str) -> None:
-    with pytest.raises(UsageError) as raised:
-        consumer_settings(*args, None, None)
-    assert str(raised.value).startswith(message)
-
-
-def test_consumer_start_offsets() -> None:
-    assert consumer_settings("t", None, None, True, None, None).start == -2
-    assert consumer_settings("t", None, None, False, 5, 100).start == -1
-    assert consumer_settings("t", 0, "EARLIEST", False, None, None).start == -2
-    assert consumer_settings("t", 0, "latest", False, None, None).start == -1
-    settings = consumer_settings("t", 0, "42", False, 3, 200)
-    assert (settings.start, settings.max_messages, settings.timeout_ms) == (42, 3, 200)
 
 
 # --- producer-perf-test: properties -----------------------------------------------------------------------
