@@ -151,7 +151,18 @@ def _plan_by_size(current: Mapping[Key, Sequence[int]], layout: Layout, sizes: M
             best = min((b for b in range(n) if b not in row), key=lambda b: (load[b], tiebreak[b]))
         row[pos] = best
         load[best] += size[i]
-    # leaders by count, cluster-wide
+    leaders = _leaders_by_count(rows, originals, n, tiebreak)
+    brokers = layout.brokers
+    proposed = {
+        key: [brokers[lead]] + [brokers[b] for b in row if b != lead]
+        for key, row, lead in zip(keys, rows, leaders, strict=True)
+    }
+    return Plan(proposed, LowerBound(forced, 0, 0))
+
+
+def _leaders_by_count(rows: list[list[int]], originals: list[int], n: int, tiebreak: Sequence[int]) -> list[int]:
+    """Leaders balanced by count across the cluster's `n` brokers, keeping the original leaders where
+    the counts allow; the +1s to the brokers that lead most now (ties in the seeded `tiebreak`)."""
     held = [0] * n
     for row in rows:
         for b in row:
@@ -166,12 +177,7 @@ def _plan_by_size(current: Mapping[Key, Sequence[int]], layout: Layout, sizes: M
     for b in group.members:
         room[b] = group.base + (b in plus)
     leaders, _ = assign_leaders(rows, originals, room)
-    brokers = layout.brokers
-    proposed = {
-        key: [brokers[lead]] + [brokers[b] for b in row if b != lead]
-        for key, row, lead in zip(keys, rows, leaders, strict=True)
-    }
-    return Plan(proposed, LowerBound(forced, 0, 0))
+    return leaders
 
 
 # --- Kafka's strategy ----------------------------------------------------------------------------

@@ -105,10 +105,18 @@ def assign_extras(
     """
     n = len(budget)
     state = _Choices(nodes, budget, rack_of if rack_of is not None else [0] * n)
-    need, allowed, take = state.need, state.allowed, state.take
+    _take_preferred(state, rng)
+    short = _take_restricted(state) + _take_spread(state, rng)
+    violated = _take_last_resort(state, short)
+    _improve(state, optional)
+    return state.chosen, violated
 
-    # (A) preferred brokers
-    wanted = [0] * n
+
+def _take_preferred(state: _Choices, rng: random.Random) -> None:
+    """(A) Preferred brokers: first those with budget for every node preferring them, then the
+    contended ones round-robin over the nodes (each node's in a seeded order)."""
+    nodes, budget, need, allowed, take = state.nodes, state.budget, state.need, state.allowed, state.take
+    wanted = [0] * len(budget)
     for node in nodes:
         for b in node.preferred:
             wanted[b] += 1
@@ -141,7 +149,12 @@ def assign_extras(
         if need[i] and j < len(cands):
             queue.append(i)
 
-    # (B) the rest: constrained nodes first (fewest spare choices), then a budget-spread sequence
+
+def _take_restricted(state: _Choices) -> list[int]:
+    """(B) Nodes limited to some brokers or racks, fewest spare choices first, each from the brokers
+    with most budget left. Returns the nodes still short."""
+    nodes, budget, need, allowed, take = state.nodes, state.budget, state.need, state.allowed, state.take
+    n = len(budget)
     short: list[int] = []
     restricted = sorted(
         (i for i in range(len(nodes)) if need[i] and (nodes[i].eligible is not None or nodes[i].rack_room)),
@@ -160,50 +173,69 @@ def assign_extras(
                 take(i, b)
         if need[i]:
             short.append(i)
-    open_nodes = [i for i in range(len(nodes)) if need[i] and nodes[i].eligible is None and not nodes[i].rack_room]
-    if open_nodes:
-        perm = list(range(n))
-        rng.shuffle(perm)
-        units = sorted(((j + 0.5) / budget[b], perm[b], b) for b in range(n) if budget[b] > 0 for j in range(budget[b]))
-        sequence = deque(b for _, _, b in units)
-        skipped: list[int] = []
-        for i in open_nodes:
-            kept_aside = []
-            for b in skipped:
-                if need[i] and budget[b] > 0 and allowed(i, b):
-                    take(i, b)
-                elif budget[b] > 0:
-                    kept_aside.append(b)
-            skipped = kept_aside
-            while need[i] and sequence:
-                b = sequence.popleft()
-                if budget[b] <= 0:
-                    continue
-                if allowed(i, b):
-                    take(i, b)
-                else:
-                    skipped.append(b)
-            if need[i]:
-                short.append(i)
+    return short
 
-    # (C) exchanges, then over-budget as a last resort (rack caps too, if nothing else is left)
+
+def _take_spread(state: _Choices, rng: random.Random) -> list[int]:
+    """(B) The other nodes, from a sequence in which every broker's budget is spread evenly (ties in
+    a seeded order). Returns the nodes still short."""
+    nodes, budget, need, allowed, take = state.nodes, state.budget, state.need, state.allowed, state.take
+    n = len(budget)
+    short: list[int] = []
+    open_nodes = [i for i in range(len(nodes)) if need[i] and nodes[i].eligible is None and not nodes[i].rack_room]
+    if not open_nodes:
+        return short
+    perm = list(range(n))
+    rng.shuffle(perm)
+    units = sorted(((j + 0.5) / budget[b], perm[b], b) for b in range(n) if budget[b] > 0 for j in range(budget[b]))
+    sequence = deque(b for _, _, b in units)
+    skipped: list[int] = []
+    for i in open_nodes:
+        kept_aside = []
+        for b in skipped:
+            if need[i] and budget[b] > 0 and allowed(i, b):
+                take(i, b)
+            elif budget[b] > 0:
+                kept_aside.append(b)
+        skipped = kept_aside
+        while need[i] and sequence:
+            b = sequence.popleft()
+            if budget[b] <= 0:
+                continue
+            if allowed(i, b):
+                take(i, b)
+            else:
+                skipped.append(b)
+        if need[i]:
+            short.append(i)
+    return short
+
+
+def _take_last_resort(state: _Choices, short: list[int]) -> set[int]:
+    """(C) Exchanges, then brokers beyond their budget (rack caps too, if nothing else is left).
+    Returns the nodes that had to break a budget or a cap."""
+    nodes, budget, need, allowed, take = state.nodes, state.budget, state.need, state.allowed, state.take
     violated: set[int] = set()
     for i in short:
         while need[i] and _exchange(i, state):
             pass
         if need[i]:
             eligible = nodes[i].eligible
-            pool = [b for b in (eligible if eligible is not None else range(n)) if b not in state.used[i]]
+            pool = [b for b in (eligible if eligible is not None else range(len(budget))) if b not in state.used[i]]
             pool.sort(key=lambda b: (not allowed(i, b), -budget[b], b))
             for b in pool[: need[i]]:
                 take(i, b)
             violated.add(i)
-    _improve(state, optional)
-    return state.chosen, violated
+    return violated
 
 
 _IMPROVE_WORK = 400_000
 """Bound on the candidate checks of the local search, so that it stays linear at scale."""
+
+
+_Step = tuple[str, int, int, int]
+"""One step of an improving chain: ("move", node, from broker, to broker), ("optional", from broker,
+to broker, 0) for the cluster's +1, or ("spare", broker, freed broker, 0) for spare budget."""
 
 
 def _improve(state: _Choices, optional: ClusterExtras | None) -> None:
@@ -215,24 +247,47 @@ def _improve(state: _Choices, optional: ClusterExtras | None) -> None:
     may push the surplus on. A chain is applied only if it keeps more replicas (or leaders) in place
     in all; every count stays within its bounds. Repeats while anything improves, within a budget.
     """
-    nodes, chosen, used, budget = state.nodes, state.chosen, state.used, state.budget
-    prefs = [set(node.preferred) for node in nodes]
-    users: dict[int, dict[int, None]] = defaultdict(dict)  # broker -> nodes holding a +1 there
-    for i, picks in enumerate(chosen):
-        for b in picks:
-            users[b][i] = None
-    work = 0
+    search = _Search(state, optional)
+    nodes, chosen, used, prefs = state.nodes, state.chosen, state.used, search.prefs
+    for _ in range(8):
+        improved = False
+        for i, node in enumerate(nodes):
+            if search.work > _IMPROVE_WORK:
+                return
+            for p in node.preferred:
+                if p in used[i]:
+                    continue
+                steps = None
+                for c in [c for c in chosen[i] if c not in prefs[i]]:
+                    if not state.allowed(i, p, leaving=c):
+                        continue
+                    steps = search.resolve(p, c, 1, 0, [("move", i, c, p)])
+                    if steps:
+                        break
+                if not steps:
+                    continue
+                search.apply(steps)
+                improved = True
+        if not improved:
+            break
 
-    def move(m: int, old: int, new: int) -> None:
-        state.swap(m, old, new)
-        del users[old][m]
-        users[new][m] = None
 
-    def resolve(
-        y: int, c: int, gain: int, depth: int, trail: list[tuple[str, int, int, int]]
-    ) -> list[tuple[str, int, int, int]] | None:
+class _Search:
+    """The local search's view of the +1s: which nodes hold one on each broker, and the work spent."""
+
+    def __init__(self, state: _Choices, optional: ClusterExtras | None) -> None:
+        self.state = state
+        self.optional = optional
+        self.prefs = [set(node.preferred) for node in state.nodes]
+        self.users: dict[int, dict[int, None]] = defaultdict(dict)  # broker -> nodes holding a +1 there
+        for i, picks in enumerate(state.chosen):
+            for b in picks:
+                self.users[b][i] = None
+        self.work = 0
+
+    def resolve(self, y: int, c: int, gain: int, depth: int, trail: list[_Step]) -> list[_Step] | None:
         """Broker y has one +1 too many and c one too few; find steps with total gain > 0."""
-        nonlocal work
+        state, optional, budget = self.state, self.optional, self.state.budget
         if y == c:
             return trail if gain > 0 else None
         if budget[y] > 0 and budget[c] >= 0 and gain > 0:
@@ -242,16 +297,17 @@ def _improve(state: _Choices, optional: ClusterExtras | None) -> None:
                 return [*trail, ("optional", c, y, 0)]
             if depth < 3:
                 for h in list(optional.holders):
-                    work += 1
-                    if h == y or work > _IMPROVE_WORK or any(h in step[1:] for step in trail):
+                    self.work += 1
+                    if h == y or self.work > _IMPROVE_WORK or any(h in step[1:] for step in trail):
                         continue
-                    found = resolve(h, c, gain, depth + 1, [*trail, ("optional", h, y, 0)])
+                    found = self.resolve(h, c, gain, depth + 1, [*trail, ("optional", h, y, 0)])
                     if found:
                         return found
         moved = {step[1] for step in trail if step[0] == "move"}
-        for m in list(users[y]):
-            work += 1
-            if work > _IMPROVE_WORK:
+        prefs = self.prefs
+        for m in list(self.users[y]):
+            self.work += 1
+            if self.work > _IMPROVE_WORK:
                 return None
             if m in moved:  # each node moves at most once in a chain, so the chain stays consistent
                 continue
@@ -259,44 +315,28 @@ def _improve(state: _Choices, optional: ClusterExtras | None) -> None:
             if state.allowed(m, c, leaving=y) and gain - w_old + (c in prefs[m]) > 0:
                 return [*trail, ("move", m, y, c)]
             if depth < 3:
-                for z in nodes[m].preferred:
+                for z in state.nodes[m].preferred:
                     if z == y or any(z in step[2:] for step in trail) or not state.allowed(m, z, leaving=y):
                         continue
-                    work += 1
-                    found = resolve(z, c, gain - w_old + 1, depth + 1, [*trail, ("move", m, y, z)])
+                    self.work += 1
+                    found = self.resolve(z, c, gain - w_old + 1, depth + 1, [*trail, ("move", m, y, z)])
                     if found:
                         return found
         return None
 
-    for _ in range(8):
-        improved = False
-        for i, node in enumerate(nodes):
-            if work > _IMPROVE_WORK:
-                return
-            for p in node.preferred:
-                if p in used[i]:
-                    continue
-                steps = None
-                for c in [c for c in chosen[i] if c not in prefs[i]]:
-                    if not state.allowed(i, p, leaving=c):
-                        continue
-                    steps = resolve(p, c, 1, 0, [("move", i, c, p)])
-                    if steps:
-                        break
-                if not steps:
-                    continue
-                for kind, a, b_, c_ in steps:
-                    if kind == "move":
-                        move(a, b_, c_)
-                    elif kind == "optional" and optional is not None:  # the cluster's +1: from a to b_
-                        optional.holders.discard(a)
-                        optional.holders.add(b_)
-                    else:  # spare budget at a absorbs the surplus, c's freed unit becomes spare
-                        budget[a] -= 1
-                        budget[b_] += 1
-                improved = True
-        if not improved:
-            break
+    def apply(self, steps: list[_Step]) -> None:
+        optional, budget, users = self.optional, self.state.budget, self.users
+        for kind, a, b, c in steps:
+            if kind == "move":  # node a's +1 from b to c
+                self.state.swap(a, b, c)
+                del users[b][a]
+                users[c][a] = None
+            elif kind == "optional" and optional is not None:  # the cluster's +1: from a to b
+                optional.holders.discard(a)
+                optional.holders.add(b)
+            else:  # spare budget at a absorbs the surplus, b's freed unit becomes spare
+                budget[a] -= 1
+                budget[b] += 1
 
 
 def _exchange(i: int, state: _Choices) -> bool:

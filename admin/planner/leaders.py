@@ -29,17 +29,39 @@ def assign_leaders(
     brokers below their floor. Where no such matching exists the leftovers go to the replica with
     the most room. Returns (leader per partition, whether every count is within its bounds).
     """
+    matching = _LeaderMatching(sets, original, targets)
+    matching.hand_over()
+    exact = matching.lead_every_partition()
+    exact = matching.relieve_caps() and exact
     floors = targets if floors is None else floors
-    room = defaultdict(int, targets)
-    lead = [HOLE] * len(sets)
-    led: dict[int, dict[int, None]] = defaultdict(dict)
-    for p, o in enumerate(original):
-        if o >= 0 and o in sets[p]:
-            lead[p] = o
-            led[o][p] = None
-            room[o] -= 1
+    exact = matching.raise_floors(floors) and exact
+    count = matching.count
+    if any(count(b) > targets.get(b, 0) or count(b) < floors.get(b, 0) for b in set(targets) | set(matching.led)):
+        exact = False
+    return matching.lead, exact
 
-    def move(p: int, to: int) -> None:
+
+class _LeaderMatching:
+    """Which replica leads each partition (`lead`), the partitions each broker leads (`led`), and the
+    leaderships each broker may still take below its cap (`room`, negative above it)."""
+
+    def __init__(self, sets: Sequence[Sequence[int]], original: Sequence[int], targets: Mapping[int, int]) -> None:
+        self.sets = sets
+        self.room = room = defaultdict(int, targets)
+        self.lead = lead = [HOLE] * len(sets)
+        self.led: dict[int, dict[int, None]] = defaultdict(dict)
+        for p, o in enumerate(original):
+            if o >= 0 and o in sets[p]:
+                lead[p] = o
+                self.led[o][p] = None
+                room[o] -= 1
+
+    def count(self, b: int) -> int:
+        led = self.led
+        return len(led[b]) if b in led else 0
+
+    def move(self, p: int, to: int) -> None:
+        lead, led, room = self.lead, self.led, self.room
         old = lead[p]
         if old >= 0:
             del led[old][p]
@@ -48,23 +70,50 @@ def assign_leaders(
         led[to][p] = None
         room[to] -= 1
 
-    # brokers above their count hand partitions to a replica with room
-    for o in sorted(b for b in led if room[b] < 0):
-        for p in list(led[o]):
-            if room[o] >= 0:
-                break
-            best = max((b for b in sets[p] if b != o), key=lambda b: room[b], default=HOLE)
-            if best >= 0 and room[best] > 0:
-                move(p, best)
-    for p in range(len(sets)):
-        if lead[p] < 0:
-            best = max(sets[p], key=lambda b: room[b])
-            if room[best] > 0:
-                move(p, best)
+    def hand_over(self) -> None:
+        """Brokers above their cap hand partitions to a replica with room; a partition without a
+        leader takes the replica with the most room, if it has any."""
+        sets, lead, led, room, move = self.sets, self.lead, self.led, self.room, self.move
+        for o in sorted(b for b in led if room[b] < 0):
+            for p in list(led[o]):
+                if room[o] >= 0:
+                    break
+                best = max((b for b in sets[p] if b != o), key=lambda b: room[b], default=HOLE)
+                if best >= 0 and room[best] > 0:
+                    move(p, best)
+        for p in range(len(sets)):
+            if lead[p] < 0:
+                best = max(sets[p], key=lambda b: room[b])
+                if room[best] > 0:
+                    move(p, best)
 
-    def run(starts: list[int]) -> bool:
+    def lead_every_partition(self) -> bool:
+        """A leader for every partition still without one, by an augmenting path or else the replica
+        with the most room. Returns whether every one found a path."""
+        sets, lead, room = self.sets, self.lead, self.room
+        exact = True
+        for p in range(len(sets)):
+            if lead[p] < 0 and not self.augment([p]):
+                best = max(sets[p], key=lambda b: room[b])
+                self.move(p, best)
+                exact = False
+        return exact
+
+    def relieve_caps(self) -> bool:
+        """Augmenting paths away from every broker still above its cap. Returns whether all got there."""
+        led, room = self.led, self.room
+        exact = True
+        for o in sorted(b for b in list(led) if room[b] < 0):
+            while room[o] < 0:
+                if not self.augment(list(led[o])):
+                    exact = False
+                    break
+        return exact
+
+    def augment(self, starts: list[int]) -> bool:
         """An augmenting path: a start partition -> a replica broker -> a partition it leads -> ...
         -> a broker with room (breadth-first); shift every leader on it one step."""
+        sets, lead, led, room = self.sets, self.lead, self.led, self.room
         parent: dict[int, tuple[int, int]] = {}
         queue: deque[int] = deque()
         end = HOLE
@@ -98,32 +147,28 @@ def assign_leaders(
             chain.append((p, end))
             end = prev
         for p, b in chain:
-            move(p, b)
+            self.move(p, b)
         return True
 
-    exact = True
-    for p in range(len(sets)):
-        if lead[p] < 0 and not run([p]):
-            best = max(sets[p], key=lambda b: room[b])
-            move(p, best)
-            exact = False
-    for o in sorted(b for b in list(led) if room[b] < 0):
-        while room[o] < 0:
-            if not run(list(led[o])):
-                exact = False
-                break
+    def raise_floors(self, floors: Mapping[int, int]) -> bool:
+        """Brokers below their floor take a leadership from a replica set they share with a broker
+        above its floor, possibly through a chain of brokers exactly at their floor. Returns whether
+        every floor was reached."""
+        contains: dict[int, list[int]] = defaultdict(list)
+        for p, replicas in enumerate(self.sets):
+            for b in replicas:
+                contains[b].append(p)
+        count = self.count
+        exact = True
+        for u in sorted(b for b in floors if count(b) < floors[b]):
+            while count(u) < floors[u]:
+                if not self._raise(u, floors, contains):
+                    exact = False
+                    break
+        return exact
 
-    # brokers below their floor take a leadership from a replica set they share with a broker above
-    # its floor, possibly through a chain of brokers exactly at their floor
-    contains: dict[int, list[int]] = defaultdict(list)
-    for p, replicas in enumerate(sets):
-        for b in replicas:
-            contains[b].append(p)
-
-    def count(b: int) -> int:
-        return len(led[b]) if b in led else 0
-
-    def raise_(u: int) -> bool:
+    def _raise(self, u: int, floors: Mapping[int, int], contains: Mapping[int, list[int]]) -> bool:
+        lead, count = self.lead, self.count
         parent: dict[int, tuple[int, int]] = {u: (HOLE, HOLE)}
         queue: deque[int] = deque([u])
         while queue:
@@ -136,20 +181,11 @@ def assign_leaders(
                 if count(v) > floors.get(v, 0):
                     while v != u:  # v gives p to x, x gives its partition on to the broker before it...
                         p, x = parent[v]
-                        move(p, x)
+                        self.move(p, x)
                         v = x
                     return True
                 queue.append(v)
         return False
-
-    for u in sorted(b for b in floors if count(b) < floors[b]):
-        while count(u) < floors[u]:
-            if not raise_(u):
-                exact = False
-                break
-    if any(count(b) > targets.get(b, 0) or count(b) < floors.get(b, 0) for b in set(targets) | set(led)):
-        exact = False
-    return lead, exact
 
 
 # --- phase 5: cluster-wide leader repair ---------------------------------------------------------

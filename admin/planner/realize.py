@@ -97,7 +97,6 @@ def _realize_replicas(slots: list[list[int]], targets: Mapping[int, int], layout
     stuck, an augmenting path re-routes earlier placements (no extra move); only then does a
     two-partition exchange spend an extra move. Returns whether every broker met its target.
     """
-    rack_of, k = layout.rack_of, layout.num_racks
     count: dict[int, int] = defaultdict(int)
     holes: list[tuple[int, int]] = []
     for pi, row in enumerate(slots):
@@ -110,126 +109,175 @@ def _realize_replicas(slots: list[list[int]], targets: Mapping[int, int], layout
     under = {b: t - count.get(b, 0) for b, t in targets.items() if t > count.get(b, 0)}
     if not holes and not over:
         return not under
-    # only brokers that shed need their partitions: in a seeded random order, followers before
-    # leaders (shedding a follower keeps the broker's leaderships)
-    holders: dict[int, list[int]] = {x: [] for x in over}
-    if over:
-        leading: dict[int, list[int]] = {x: [] for x in over}
-        shuffled = list(range(len(slots)))
-        rng.shuffle(shuffled)
-        for pi in shuffled:
-            row = slots[pi]
-            for pos, b in enumerate(row):
-                if b in holders:
-                    (leading if pos == 0 else holders)[b].append(pi)
-        for x, led_ in leading.items():
-            holders[x].extend(led_)
-    order = sorted(under)
-    rng.shuffle(order)
-    pool = _Pool(under, order)
-    placements: list[list[int]] = []  # [partition, slot, receiver]
-    by_receiver: dict[int, list[int]] = defaultdict(list)
-
-    def place(pi: int, pos: int, b: int) -> None:
-        slots[pi][pos] = b
-        pool.add(b, -1)
-        by_receiver[b].append(len(placements))
-        placements.append([pi, pos, b])
-
-    def fits(pi: int, pos: int, b: int) -> bool:
-        return may_take(slots[pi], pos, b, rack_of, k)
-
-    def reroute(pid: int, b: int) -> None:
-        """Placement pid now receives b instead of its current receiver (who gets a unit back)."""
-        pi, pos, old = placements[pid]
-        by_receiver[old].remove(pid)
-        pool.add(old, +1)
-        slots[pi][pos] = b
-        placements[pid][2] = b
-        by_receiver[b].append(pid)
-        pool.add(b, -1)
-
+    moves = _Moves(slots, layout, over, under, rng)
     # holes first: they must be filled whatever happens
-    rng.shuffle(holes)
-    stuck_holes = []
-    for pi, pos in holes:
-        b = next((b for b in pool.brokers() if fits(pi, pos, b)), HOLE)
-        if b >= 0:
-            place(pi, pos, b)
-        elif not _augment_hole(pi, pos, pool, placements, by_receiver, fits, place, reroute):
-            stuck_holes.append((pi, pos))
-
-    # then sheds: the receiver with the most units left takes a replica from a broker above its count
-    cursor = dict.fromkeys(holders, 0)
-    over_order = sorted(over)
-    rng.shuffle(over_order)
-    stuck: list[int] = []
-    turn = 0
-
-    def fresh(b: int, window: bool) -> tuple[int, int, int] | None:
-        """A replica of a broker above its count that b may replace: (partition, slot, broker)."""
-        nonlocal turn
-        for same_rack_only in (True, False) if k > 1 else (False,):
-            for step in range(len(over_order)):
-                x = over_order[(turn + step) % len(over_order)]
-                if over[x] <= 0 or (same_rack_only and rack_of[x] != rack_of[b]):
-                    continue
-                found = _shed_candidate(x, b, slots, holders[x], cursor, rack_of, k, window)
-                if found is not None:
-                    turn = (turn + step + 1) % len(over_order)
-                    return found[0], found[1], x
-        return None
-
-    def shed(found: tuple[int, int, int], b: int) -> None:
-        pi, pos, x = found
-        over[x] -= 1
-        place(pi, pos, b)
-
-    while over_order and pool.top > 0:
-        b = next(pool.brokers())
-        found = fresh(b, window=True) or fresh(b, window=False)
-        if found is not None:
-            shed(found, b)
-        else:  # set b aside until every other receiver is placed, then augment
-            stuck.append(b)
-            stuck.extend([b] * (pool.remaining[b] - 1))
-            pool.add(b, -pool.remaining[b])
-    for b in stuck:
-        pool.add(b, +1)
-    exact = True
-    for b in stuck:
-        if pool.remaining.get(b, 0) <= 0:
-            continue
-        if _augment_receiver(b, placements, by_receiver, fits, reroute, lambda r: fresh(r, window=False), shed):
-            continue
-        # the counts can still be met, at the cost of a second move
-        x = next((x for x in over_order if over[x] > 0 and _exchange_into(x, b, slots, holders, rack_of, k)), HOLE)
-        if x >= 0:
-            over[x] -= 1
-            pool.add(b, -1)
-        else:
-            exact = False
-
-    # holes nobody could fill: an exchange with another partition, else any broker that fits
-    for pi, pos in stuck_holes:
-        row = slots[pi]
-        filled = False
-        for b in list(pool.brokers()):
-            if _exchange_hole(pi, pos, b, slots, rack_of, k):
-                pool.add(b, -1)
-                filled = True
-                break
-        if not filled:
-            exact = False
-            now = _slot_counts(slots)
-            candidates = [b for b in range(len(layout.brokers)) if b not in row]
-            fitting = [b for b in candidates if may_take(row, pos, b, rack_of, k)] or candidates
-            row[pos] = min(fitting, key=lambda b: (now[b] - targets.get(b, 0), b))
-    if exact and pool.total() == 0 and all(v <= 0 for v in over.values()):
+    stuck_holes = moves.fill_holes(holes, rng)
+    exact = moves.move_surplus(rng)
+    exact = moves.fill_stuck_holes(stuck_holes, targets, len(layout.brokers)) and exact
+    if exact and moves.pool.total() == 0 and all(v <= 0 for v in over.values()):
         return True
     # a fallback above may still have landed every count on its target: exact is about the counts
     final = _slot_counts(slots)
     return all(final[b] == targets.get(b, 0) for b in set(final) | set(targets))
+
+
+class _Moves:
+    """A topic's slots while phase 4 fills them: the units each receiver still takes (`pool`), every
+    placement made so far (so that an augmenting path can re-route it), and the replicas each broker
+    above its count still sheds (`over`), with its partitions in the order it sheds them (`holders`)."""
+
+    def __init__(
+        self, slots: list[list[int]], layout: Layout, over: dict[int, int], under: dict[int, int], rng: random.Random
+    ) -> None:
+        self.slots = slots
+        self.rack_of, self.k = layout.rack_of, layout.num_racks
+        self.over = over
+        # only brokers that shed need their partitions: in a seeded random order, followers before
+        # leaders (shedding a follower keeps the broker's leaderships)
+        self.holders: dict[int, list[int]] = {x: [] for x in over}
+        if over:
+            leading: dict[int, list[int]] = {x: [] for x in over}
+            shuffled = list(range(len(slots)))
+            rng.shuffle(shuffled)
+            for pi in shuffled:
+                row = slots[pi]
+                for pos, b in enumerate(row):
+                    if b in self.holders:
+                        (leading if pos == 0 else self.holders)[b].append(pi)
+            for x, led_ in leading.items():
+                self.holders[x].extend(led_)
+        order = sorted(under)
+        rng.shuffle(order)
+        self.pool = _Pool(under, order)
+        self.placements: list[list[int]] = []  # [partition, slot, receiver]
+        self.by_receiver: dict[int, list[int]] = defaultdict(list)
+        self.cursor: dict[int, int] = {}
+        self.over_order: list[int] = []
+        self.turn = 0
+
+    def place(self, pi: int, pos: int, b: int) -> None:
+        self.slots[pi][pos] = b
+        self.pool.add(b, -1)
+        self.by_receiver[b].append(len(self.placements))
+        self.placements.append([pi, pos, b])
+
+    def fits(self, pi: int, pos: int, b: int) -> bool:
+        return may_take(self.slots[pi], pos, b, self.rack_of, self.k)
+
+    def reroute(self, pid: int, b: int) -> None:
+        """Placement pid now receives b instead of its current receiver (who gets a unit back)."""
+        pi, pos, old = self.placements[pid]
+        self.by_receiver[old].remove(pid)
+        self.pool.add(old, +1)
+        self.slots[pi][pos] = b
+        self.placements[pid][2] = b
+        self.by_receiver[b].append(pid)
+        self.pool.add(b, -1)
+
+    def fill_holes(self, holes: list[tuple[int, int]], rng: random.Random) -> list[tuple[int, int]]:
+        """Each hole to the receiver with the most units left that fits it, else by an augmenting
+        path. Returns the holes neither could fill."""
+        pool, fits = self.pool, self.fits
+        rng.shuffle(holes)
+        stuck_holes = []
+        for pi, pos in holes:
+            b = next((b for b in pool.brokers() if fits(pi, pos, b)), HOLE)
+            if b >= 0:
+                self.place(pi, pos, b)
+            elif not _augment_hole(pi, pos, pool, self.placements, self.by_receiver, fits, self.place, self.reroute):
+                stuck_holes.append((pi, pos))
+        return stuck_holes
+
+    def fresh(self, b: int, window: bool) -> tuple[int, int, int] | None:
+        """A replica of a broker above its count that b may replace: (partition, slot, broker)."""
+        over, over_order, rack_of, k = self.over, self.over_order, self.rack_of, self.k
+        for same_rack_only in (True, False) if k > 1 else (False,):
+            for step in range(len(over_order)):
+                x = over_order[(self.turn + step) % len(over_order)]
+                if over[x] <= 0 or (same_rack_only and rack_of[x] != rack_of[b]):
+                    continue
+                found = _shed_candidate(x, b, self.slots, self.holders[x], self.cursor, rack_of, k, window)
+                if found is not None:
+                    self.turn = (self.turn + step + 1) % len(over_order)
+                    return found[0], found[1], x
+        return None
+
+    def shed(self, found: tuple[int, int, int], b: int) -> None:
+        pi, pos, x = found
+        self.over[x] -= 1
+        self.place(pi, pos, b)
+
+    def move_surplus(self, rng: random.Random) -> bool:
+        """The receiver with the most units left takes a replica from a broker above its count; a
+        receiver that fits none waits until every other is placed, then takes one by an augmenting
+        path, else by an exchange that costs a second move. Returns whether every receiver got its
+        units."""
+        pool, over = self.pool, self.over
+        self.cursor = dict.fromkeys(self.holders, 0)
+        self.over_order = over_order = sorted(over)
+        rng.shuffle(over_order)
+        stuck: list[int] = []
+        while over_order and pool.top > 0:
+            b = next(pool.brokers())
+            found = self.fresh(b, window=True) or self.fresh(b, window=False)
+            if found is not None:
+                self.shed(found, b)
+            else:  # set b aside until every other receiver is placed, then augment
+                stuck.append(b)
+                stuck.extend([b] * (pool.remaining[b] - 1))
+                pool.add(b, -pool.remaining[b])
+        for b in stuck:
+            pool.add(b, +1)
+        exact = True
+        for b in stuck:
+            if pool.remaining.get(b, 0) <= 0:
+                continue
+            if _augment_receiver(
+                b,
+                self.placements,
+                self.by_receiver,
+                self.fits,
+                self.reroute,
+                lambda r: self.fresh(r, window=False),
+                self.shed,
+            ):
+                continue
+            # the counts can still be met, at the cost of a second move
+            x = next(
+                (
+                    x
+                    for x in over_order
+                    if over[x] > 0 and _exchange_into(x, b, self.slots, self.holders, self.rack_of, self.k)
+                ),
+                HOLE,
+            )
+            if x >= 0:
+                over[x] -= 1
+                pool.add(b, -1)
+            else:
+                exact = False
+        return exact
+
+    def fill_stuck_holes(self, stuck_holes: list[tuple[int, int]], targets: Mapping[int, int], n: int) -> bool:
+        """Holes nobody could fill: an exchange with another partition, else any broker that fits (of
+        the `n` brokers). Returns whether every hole was filled by an exchange."""
+        slots, pool, rack_of, k = self.slots, self.pool, self.rack_of, self.k
+        exact = True
+        for pi, pos in stuck_holes:
+            row = slots[pi]
+            filled = False
+            for b in list(pool.brokers()):
+                if _exchange_hole(pi, pos, b, slots, rack_of, k):
+                    pool.add(b, -1)
+                    filled = True
+                    break
+            if not filled:
+                exact = False
+                now = _slot_counts(slots)
+                candidates = [b for b in range(n) if b not in row]
+                fitting = [b for b in candidates if may_take(row, pos, b, rack_of, k)] or candidates
+                row[pos] = min(fitting, key=lambda b: (now[b] - targets.get(b, 0), b))
+        return exact
 
 
 def _slot_counts(slots: list[list[int]]) -> defaultdict[int, int]:

@@ -270,18 +270,26 @@ def solve_targets(stats: Mapping[str, TopicStats], layout: Layout, seed: int = 0
     Runs on one machine even for the Spark engine: its input is one small record per (topic, broker).
     """
     rng = random.Random(seed)
-    n = len(layout.brokers)
-    order = list(range(n))
+    order = list(range(len(layout.brokers)))
     rng.shuffle(order)
-    topics = sorted(stats)
+    counts = _replica_counts(stats, layout, order)
+    replicas, cluster, flagged = _replica_targets(stats, layout, counts, order, rng)
+    leaders, caps, floors, leaders_flagged = _leader_targets(stats, replicas, order, rng)
+    flagged |= leaders_flagged
+    return Targets(replicas, leaders, tuple(cluster), tuple(caps), counts.bound, frozenset(flagged), tuple(floors))
 
-    # replicas: per-topic groups and cluster targets, then where each topic's +1s go
-    counts_ = _replica_counts(stats, layout, order)
+
+def _replica_targets(
+    stats: Mapping[str, TopicStats], layout: Layout, counts_: _ReplicaCounts, order: Sequence[int], rng: random.Random
+) -> tuple[dict[str, dict[int, int]], list[int], set[str]]:
+    """Replicas: every topic's groups give each broker its floor, then `assign_extras` says where each
+    topic's +1s go. Returns (per-topic targets, cluster targets, topics whose +1s broke a budget)."""
+    n = len(layout.brokers)
     budget = list(counts_.cluster)
     nodes: list[ExtrasNode] = []
     everyone = frozenset(range(n))
     replicas: dict[str, dict[int, int]] = {}
-    for t in topics:
+    for t in sorted(stats):
         s = stats[t]
         counts: dict[int, int] = {}
         for g in counts_.groups[t]:
@@ -302,10 +310,17 @@ def solve_targets(stats: Mapping[str, TopicStats], layout: Layout, seed: int = 0
         counts = replicas[node.topic]
         for b in picks:
             counts[b] = counts.get(b, 0) + 1
-    flagged = {nodes[i].topic for i in violated}
+    return replicas, cluster, {nodes[i].topic for i in violated}
 
-    # leaders: per topic at most the replicas a broker holds (water-filled), cluster-wide as even as
-    # those per-topic bounds allow, the +1s to brokers keeping most leaders
+
+def _leader_targets(
+    stats: Mapping[str, TopicStats], replicas: Mapping[str, Mapping[int, int]], order: Sequence[int], rng: random.Random
+) -> tuple[dict[str, dict[int, int]], list[int], list[int], set[str]]:
+    """Leaders: per topic at most the replicas a broker holds (water-filled), cluster-wide as even as
+    those per-topic bounds allow, the +1s to brokers keeping most leaders. Returns (per-topic targets,
+    the most and the fewest leaders of each broker cluster-wide, topics whose +1s broke a budget)."""
+    n = len(order)
+    topics = sorted(stats)
     kept_leaders = [0] * n
     low = [0] * n
     extra = [0] * n
@@ -359,12 +374,11 @@ def solve_targets(stats: Mapping[str, TopicStats], layout: Layout, seed: int = 0
         counts = leaders[node.topic]
         for b in picks:
             counts[b] = counts.get(b, 0) + 1
-    flagged |= {nodes[i].topic for i in violated}
     final, opt = (relaxed, relaxed_optional) if use_relaxed else (cluster_leaders, leader_optional)
     # any candidate may carry a +1 (the cluster stays within 1 whichever do): bounds, not exact counts
     caps = [opt.level + 1 if b in opt.candidates else c for b, c in enumerate(final)]
     floors = [opt.level if b in opt.candidates else c for b, c in enumerate(final)]
-    return Targets(replicas, leaders, tuple(cluster), tuple(caps), counts_.bound, frozenset(flagged), tuple(floors))
+    return leaders, caps, floors, {nodes[i].topic for i in violated}
 
 
 def _rack_room(group: ShareGroup, stats: TopicStats, layout: Layout) -> dict[int, int] | None:
