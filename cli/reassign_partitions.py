@@ -7,7 +7,8 @@ same texts (`admin.reassignment_ops`).
 `--generate` offers a choice of strategy: `balanced` (default: `admin.planner`, which keeps what is well
 placed and moves the fewest replicas that balance the cluster) or `kafka` (Kafka's redraw, exactly).
 stdout stays Kafka's two JSON documents so scripts keep working; the plan report goes to stderr (and
-`--stats-json`).
+`--stats-json`). Its work (inputs, plan, report, batches) is `admin.reassignment_generate`; here the
+flags are parsed and the result rendered, and the Spark engine is built and passed in.
 
 Beyond Kafka: offline planning from a current-assignment file (`--current-assignment-json-file`,
 Kafka's reassignment JSON as `--generate` prints it, or JSON lines `{"topic","partition","replicas"}`
