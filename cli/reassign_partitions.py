@@ -7,7 +7,8 @@ same texts (`admin.reassignment_ops`).
 `--generate` offers a choice of strategy: `balanced` (default: `admin.planner`, which keeps what is well
 placed and moves the fewest replicas that balance the cluster) or `kafka` (Kafka's redraw, exactly).
 stdout stays Kafka's two JSON documents so scripts keep working; the plan report goes to stderr (and
-`--stats-json`).
+`--stats-json`). Its work (inputs, plan, report, batches) is `admin.reassignment_generate`; here the
+flags are parsed and the result rendered, and the Spark engine is built and passed in.
 
 Beyond Kafka: offline planning from a current-assignment file (`--current-assignment-json-file`,
 Kafka's reassignment JSON as `--generate` prints it, or JSON lines `{"topic","partition","replicas"}`
@@ -19,12 +20,10 @@ until the reassignment is done, with a live table on a terminal) and `--output j
 
 from __future__ import annotations
 
-import enum
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console, Group
@@ -33,9 +32,18 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from kafkaops.admin import planner
 from kafkaops.admin import reassignment as files
 from kafkaops.admin import reassignment_ops as ops
+from kafkaops.admin.planner import Key, Plan, PlanReport, Spread
+from kafkaops.admin.reassignment_generate import (
+    DEFAULT_BATCH_PREFIX,
+    Engine,
+    GenerateRequest,
+    PlanEngine,
+    Strategy,
+    generate_reassignment,
+    read_input_file,
+)
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
@@ -95,16 +103,6 @@ MAX_BROKER_ROWS = 64
 """The stderr report lists every broker up to this many; beyond, the per-broker table is in --stats-json."""
 
 
-class Strategy(enum.StrEnum):
-    balanced = "balanced"
-    kafka = "kafka"
-
-
-class Engine(enum.StrEnum):
-    local = "local"
-    spark = "spark"
-
-
 def check_args(given: Sequence[str]) -> str:
     """Kafka 2.8's action and option checks, in its order and with jopt-simple's texts; returns the action.
 
@@ -128,59 +126,12 @@ def check_args(given: Sequence[str]) -> str:
     return action
 
 
-def _read(path: str, what: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as error:
-        raise InvalidArgumentError(f"Cannot read the {what} {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise InvalidArgumentError(f"Cannot read the {what} {path}: not UTF-8 text") from None
-
-
-def _check_writable(path: str) -> None:
-    """Refuse an output path whose directory is missing before any work, so nothing is half written."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InvalidArgumentError(f"Cannot write {path}: no such directory {folder}")
-    if os.path.isdir(path):
-        raise InvalidArgumentError(f"Cannot write {path}: it is a directory")
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise InvalidArgumentError(f"Cannot write {path}: {error.strerror}") from None
-
-
-def read_current_file(path: str) -> dict[planner.Key, list[int]]:
-    """A current assignment: Kafka's reassignment JSON, or JSON lines when the name ends in `.jsonl`.
-
-    Raises InvalidArgumentError / AdminOperationError with Kafka's texts where Kafka reads the format.
-    """
-    text = _read(path, "current assignment file")
-    if not path.endswith(".jsonl"):
-        return files.assignment_from_entries(files.parse_reassignment_json(text))
-    entries = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            document = json.dumps({"partitions": [json.loads(line)]})
-            entries.extend(files.parse_reassignment_json(document))
-        except (ValueError, KafkaOpsError) as error:
-            raise InvalidArgumentError(f"{path}, line {number}: {error}") from None
-    return files.assignment_from_entries(entries)
-
-
 def report_lines(
-    report: planner.PlanReport, strategy: Strategy, seed: int | None, engine: Engine, batches: Sequence[str]
+    report: PlanReport, strategy: Strategy, seed: int | None, engine: Engine, batches: Sequence[str]
 ) -> list[str]:
     """The plan report as text (stderr). The figures topicmappr and Cruise Control print."""
 
-    def spread(s: planner.Spread) -> str:
+    def spread(s: Spread) -> str:
         return f"min {s.min:g}, max {s.max:g}, stddev {s.stddev:.2f} (spread {s.spread:g})"
 
     bound = report.lower_bound.total
@@ -223,42 +174,102 @@ def report_lines(
     return lines
 
 
-def _reassignment_document(assignment: Mapping[planner.Key, Sequence[int]]) -> dict[str, Any]:
+_Partition = TypeVar("_Partition", bound=tuple[str, int])
+"""A plan's (topic, partition) key or a TopicPartition: both render the same."""
+
+
+def _reassignment_document(assignment: Mapping[_Partition, Sequence[int]]) -> dict[str, Any]:
     return {
         "version": 1,
         "partitions": [
             {
-                "topic": t,
-                "partition": p,
-                "replicas": list(assignment[(t, p)]),
-                "log_dirs": ["any"] * len(assignment[(t, p)]),
+                "topic": key[0],
+                "partition": key[1],
+                "replicas": list(assignment[key]),
+                "log_dirs": ["any"] * len(assignment[key]),
             }
-            for t, p in sorted(assignment)
+            for key in sorted(assignment)
         ],
     }
 
 
-def _plan_on_spark(
-    current: Mapping[planner.Key, Sequence[int]],
-    brokers: Sequence[int],
-    racks: Mapping[int, str] | None,
-    seed: int,
+def _spark_engine(master: str | None, conf: Sequence[str]) -> PlanEngine:
+    """The balanced strategy as a Spark job (`--engine spark`): a session per plan, stopped after it
+    unless it was already running."""
+
+    def plan_on_spark_session(
+        current: Mapping[Key, Sequence[int]], brokers: Sequence[int], racks: Mapping[int, str] | None, seed: int
+    ) -> Plan:
+        from kafkaops.spark.planner_job import plan_on_spark
+        from kafkaops.spark.session import build_session
+
+        session = build_session(master=master, conf=conf, app_name="kafkaops-reassign-partitions")
+        try:
+            return plan_on_spark(session.spark, current, brokers, racks, seed)
+        except KafkaOpsError as error:
+            if session.log_path and not isinstance(error, InvalidArgumentError):
+                raise KafkaOpsError(f"{error} (Spark's log: {session.log_path})") from error
+            raise
+        finally:
+            if session.owned:
+                session.spark.stop()
+
+    return plan_on_spark_session
+
+
+def _check_generate_options(
+    request: GenerateRequest, zookeeper_connect: str | None, master: str | None, conf: Sequence[str]
+) -> None:
+    """Our options' combinations with --generate, before any input is read. Raises InvalidArgumentError."""
+    if request.current_assignment_json_file is not None and zookeeper_connect is not None:
+        raise InvalidArgumentError("--current-assignment-json-file plans offline: leave out --zookeeper")
+    if request.broker_racks is not None and request.current_assignment_json_file is None:
+        raise InvalidArgumentError(
+            "--broker-racks is for offline planning: with ZooKeeper the brokers' registered racks are used"
+        )
+    if request.engine is Engine.spark and request.strategy is Strategy.kafka:
+        raise InvalidArgumentError("--engine spark runs the balanced strategy; Kafka's strategy needs no cluster")
+    if request.engine is Engine.spark and request.partition_sizes_json_file is not None:
+        raise InvalidArgumentError(
+            "--partition-sizes-json-file needs --engine local: balancing bytes runs on one machine"
+        )
+    if request.engine is Engine.local and (master is not None or conf):
+        raise InvalidArgumentError("--master and --conf are for --engine spark")
+    if request.batch_size is not None and request.batch_size < 1:
+        raise InvalidArgumentError(f"--batch-size must be a positive number of partitions, not {request.batch_size}")
+
+
+def _generate(
+    request: GenerateRequest,
+    zookeeper_connect: str | None,
     master: str | None,
     conf: Sequence[str],
-) -> planner.Plan:
-    from kafkaops.spark.planner_job import plan_on_spark
-    from kafkaops.spark.session import build_session
-
-    session = build_session(master=master, conf=conf, app_name="kafkaops-reassign-partitions")
-    try:
-        return plan_on_spark(session.spark, current, brokers, racks, seed)
-    except KafkaOpsError as error:
-        if session.log_path and not isinstance(error, InvalidArgumentError):
-            raise KafkaOpsError(f"{error} (Spark's log: {session.log_path})") from error
-        raise
-    finally:
-        if session.owned:
-            session.spark.stop()
+    output: OutputFormat,
+) -> None:
+    """--generate: check our options, plan (admin.reassignment_generate), print Kafka's two documents on
+    stdout and the plan report on stderr, or one JSON document."""
+    _check_generate_options(request, zookeeper_connect, master, conf)
+    spark = _spark_engine(master, conf) if request.engine is Engine.spark else None
+    result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect), spark)
+    if output is OutputFormat.json:
+        print_json(
+            {
+                "current": _reassignment_document(result.current),
+                "proposed": _reassignment_document(result.proposed),
+                "report": result.document,
+            }
+        )
+        return
+    sys.stdout.write(
+        "Current partition replica assignment\n"
+        f"{files.format_reassignment_json(result.current)}\n\n"
+        "Proposed partition reassignment configuration\n"
+        f"{files.format_reassignment_json(result.proposed)}\n"
+    )
+    sys.stdout.flush()
+    lines = report_lines(result.report, request.strategy, request.effective_seed, request.engine, result.batch_files)
+    for line in lines:
+        sys.stderr.write(line + "\n")
 
 
 # --- --execute, --verify, --cancel, --list: Kafka's texts, each in one place ---------------------
@@ -507,7 +518,7 @@ def _run_action(
     """--execute, --verify, --cancel, --list: read the file, call admin, print Kafka's text or JSON."""
     entries = []
     if action != "list":
-        entries = files.parse_reassignment_json(_read(reassignment_json_file or "", "reassignment file"))
+        entries = files.parse_reassignment_json(read_input_file(reassignment_json_file or "", "reassignment file"))
     text = output is OutputFormat.text
     with zookeeper(zookeeper_connect) as zk:
         if action == "execute":
@@ -705,7 +716,7 @@ def reassign_partitions_command(
         typer.Option(
             "--batch-prefix", metavar="<path prefix>", help="Batch files are <prefix>-1.json, <prefix>-2.json, ..."
         ),
-    ] = "reassignment-batch",
+    ] = DEFAULT_BATCH_PREFIX,
     engine: Annotated[
         Engine,
         typer.Option(
@@ -755,7 +766,7 @@ def reassign_partitions_command(
         "partition-sizes-json-file": partition_sizes_json_file,
         "stats-json": stats_json,
         "batch-size": batch_size,
-        "batch-prefix": batch_prefix if batch_prefix != "reassignment-batch" else None,
+        "batch-prefix": batch_prefix if batch_prefix != DEFAULT_BATCH_PREFIX else None,
         "engine": engine if engine is not Engine.local else None,
         "master": master,
         "conf": conf,
@@ -785,97 +796,18 @@ def reassign_partitions_command(
         return
     if bootstrap_server is not None:
         raise refuse_bootstrap_server("reassign-partitions", ", or plan offline with --current-assignment-json-file")
-    if current_assignment_json_file is not None and zookeeper_connect is not None:
-        raise InvalidArgumentError("--current-assignment-json-file plans offline: leave out --zookeeper")
-    if broker_racks is not None and current_assignment_json_file is None:
-        raise InvalidArgumentError(
-            "--broker-racks is for offline planning: with ZooKeeper the brokers' registered racks are used"
-        )
-    if engine is Engine.spark and strategy is Strategy.kafka:
-        raise InvalidArgumentError("--engine spark runs the balanced strategy; Kafka's strategy needs no cluster")
-    if engine is Engine.spark and partition_sizes_json_file is not None:
-        raise InvalidArgumentError(
-            "--partition-sizes-json-file needs --engine local: balancing bytes runs on one machine"
-        )
-    if engine is Engine.local and (master is not None or conf):
-        raise InvalidArgumentError("--master and --conf are for --engine spark")
-    if batch_size is not None and batch_size < 1:
-        raise InvalidArgumentError(f"--batch-size must be a positive number of partitions, not {batch_size}")
-
-    # Kafka's order: the broker list, then the topics file; every input before any output
-    brokers = files.parse_broker_list(broker_list or "")
-    topics = files.parse_topics_to_move_json(_read(topics_to_move_json_file or "", "topics-to-move file"))
-    files.check_topics_to_move(topics)
-    offline_racks = files.parse_broker_racks(broker_racks) if broker_racks else None
-    sizes = (
-        files.parse_partition_sizes_json(_read(partition_sizes_json_file, "partition sizes file"))
-        if partition_sizes_json_file
-        else None
+    request = GenerateRequest(
+        broker_list=broker_list or "",
+        topics_to_move_json_file=topics_to_move_json_file or "",
+        current_assignment_json_file=current_assignment_json_file,
+        broker_racks=broker_racks,
+        partition_sizes_json_file=partition_sizes_json_file,
+        rack_aware=not disable_rack_aware,
+        strategy=strategy,
+        seed=seed,
+        engine=engine,
+        stats_json=stats_json,
+        batch_size=batch_size,
+        batch_prefix=batch_prefix,
     )
-    for path in [stats_json] if stats_json else []:
-        _check_writable(path)
-    if batch_size is not None:
-        _check_writable(f"{batch_prefix}-1.json")
-
-    if current_assignment_json_file is not None:
-        current = files.select_current(read_current_file(current_assignment_json_file), topics)
-        targets = files.target_brokers(brokers, None, not disable_rack_aware, offline_racks)
-        all_racks = {b: r for b, r in targets.items() if r is not None}
-    else:
-        with zookeeper(zookeeper_connect) as zk:
-            view = files.read_cluster(zk, topics)
-        current = files.select_current(view.assignment, topics)
-        targets = files.target_brokers(brokers, view.brokers, not disable_rack_aware)
-        all_racks = {b: r for b, r in view.brokers.items() if r is not None and not disable_rack_aware}
-    racks = {b: r for b, r in targets.items() if r is not None} or None
-    ids = list(targets)
-
-    if strategy is Strategy.kafka:
-        proposed = planner.plan_kafka(current, ids, racks, seed)
-        bound = None
-    elif engine is Engine.spark:
-        plan = _plan_on_spark(current, ids, racks, seed or 0, master, conf or [])
-        proposed, bound = plan.proposed, plan.bound
-    else:
-        plan = planner.plan_balanced(current, ids, racks, seed or 0, sizes)
-        proposed, bound = plan.proposed, (plan.bound if sizes is None else None)
-    report = planner.plan_report(current, proposed, ids, racks, sizes, all_racks, bound)
-
-    batch_paths: list[str] = []
-    batch_figures: list[dict[str, Any]] = []
-    if batch_size is not None:
-        batches = planner.split_batches(current, proposed, batch_size)
-        batch_figures = planner.batch_figures(current, batches, ids)
-        for number, batch in enumerate(batches, 1):
-            path = f"{batch_prefix}-{number}.json"
-            _write(path, files.format_reassignment_json(batch))
-            batch_paths.append(path)
-    document = report.as_dict()
-    document.update(
-        strategy=str(strategy),
-        seed=seed if seed is not None or strategy is Strategy.kafka else 0,
-        engine=str(engine),
-        batches=[{"file": p, **f} for p, f in zip(batch_paths, batch_figures, strict=True)],
-    )
-    if stats_json:
-        _write(stats_json, json.dumps(document, indent=2) + "\n")
-
-    if output is OutputFormat.json:
-        print_json(
-            {
-                "current": _reassignment_document(current),
-                "proposed": _reassignment_document(proposed),
-                "report": document,
-            }
-        )
-        return
-    sys.stdout.write(
-        "Current partition replica assignment\n"
-        f"{files.format_reassignment_json(current)}\n\n"
-        "Proposed partition reassignment configuration\n"
-        f"{files.format_reassignment_json(proposed)}\n"
-    )
-    sys.stdout.flush()
-    effective_seed = seed if seed is not None or strategy is Strategy.kafka else 0
-    for line in report_lines(report, strategy, effective_seed, engine, batch_paths):
-        sys.stderr.write(line + "\n")
+    _generate(request, zookeeper_connect, master, conf or [], output)
