@@ -76,14 +76,8 @@ class DelayedOperation(ABC, Generic[K, T]):
     def force_complete(self) -> bool:
         """Complete it now unless it already is; returns whether this call completed it. Its timer is
         cancelled and it leaves every watch list; an exception of `on_complete` becomes its result's."""
-        if self._completed:
+        if not self._finish():
             return False
-        self._completed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._purgatory is not None:
-            self._purgatory.unwatch(self)
         if self._result.done():
             return True  # its awaiting handler was cancelled meanwhile: nobody wants the result
         try:
@@ -108,18 +102,20 @@ class DelayedOperation(ABC, Generic[K, T]):
         try:
             return await self._result
         except asyncio.CancelledError:
-            self._abandon()
+            self._finish()
             raise
 
-    def _abandon(self) -> None:
+    def _finish(self) -> bool:
+        """Mark it completed, stop its timer, take it off its watch lists; False if it already was."""
         if self._completed:
-            return
+            return False
         self._completed = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._purgatory is not None:
             self._purgatory.unwatch(self)
+        return True
 
 
 class DelayedUntil(DelayedOperation[K, bool]):
@@ -182,7 +178,7 @@ class DelayedOperationPurgatory(Generic[K]):
             for operation in list(watching):  # a completion edits the watch list
                 if not operation.is_completed and operation.try_complete(key):
                     completed += 1
-        if not watching:
+        if not watching and self._watchers.get(key) is watching:
             del self._watchers[key]
         return completed
 
