@@ -13,7 +13,7 @@ file, `admin.reassignment_ops.plan_execute`, `apply_execute`); the figure is the
 start of --execute until `verify_reassignment` (the library behind `--verify`) reports every partition
 complete, and the partitions per second that makes.
 
-Real broker processes (`cluster/local/cluster.py`, `python -m kafkaops.cluster.broker`), not the
+Real broker processes (`cluster/local/cluster.py`, `python -m kafkaops.cluster.server`), not the
 in-process mode of bench/controller.py: the brokers fit this machine as processes, and this is the
 shape the figure is about — the controller (whichever broker wins `/controller`) talks to the other
 brokers over sockets, each broker has its own GIL, asyncio loop and ZooKeeper session, the new

@@ -164,6 +164,6 @@ def cluster_down(state: StateDir = None) -> None:
 @app.command("broker")
 def broker(config: Annotated[Path, typer.Option("--config", help="broker.yaml with Kafka's property names.")]) -> None:
     """Run one broker in the foreground until SIGTERM (controlled shutdown) or SIGINT."""
-    from kafkaops.cluster.broker.__main__ import main
+    from kafkaops.cluster.server.__main__ import main
 
     raise typer.Exit(code=main(["--config", str(config)]))

@@ -18,8 +18,9 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
+from kafkaops.cluster.broker.requests import FetchPartition
+from kafkaops.cluster.broker.responses import FetchPartitionResult
 from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -29,8 +30,6 @@ SESSIONLESS = 0
 # Kafka's max.incremental.fetch.session.cache.slots and min.incremental.fetch.session.eviction.ms
 CACHE_SLOTS = 1000
 EVICTION_S = 120.0
-
-PartitionRequest = dict[str, Any]  # one partition of a Fetch request: fetch_offset, current_leader_epoch, ...
 
 
 def next_epoch(epoch: int) -> int:
@@ -45,48 +44,45 @@ class FetchSession:
         self.id = session_id
         self.replica_id = replica_id
         self.epoch = 1  # the epoch the next incremental request must carry
-        self.partitions: dict[TopicPartition, PartitionRequest] = {}
+        self.partitions: dict[TopicPartition, FetchPartition] = {}
         self.answered: dict[TopicPartition, tuple[int, int]] = {}
         """(high watermark, log start offset) last answered per partition."""
         self.last_used = now
 
     def take(
-        self,
-        requested: Iterable[tuple[TopicPartition, PartitionRequest]],
-        forgotten: Iterable[TopicPartition],
-        incremental: bool,
-    ) -> list[tuple[TopicPartition, PartitionRequest]]:
+        self, requested: Iterable[FetchPartition], forgotten: Iterable[TopicPartition], incremental: bool
+    ) -> list[FetchPartition]:
         """Apply a request to the session; returns every partition the session now fetches. A full request
         names them all; an incremental one adds or replaces those it names and drops the forgotten ones."""
         if not incremental:
-            self.partitions, self.answered = dict(requested), {}
+            self.partitions, self.answered = {p.tp: p for p in requested}, {}
         else:
-            self.partitions.update(requested)
+            partitions = self.partitions
+            for p in requested:
+                partitions[p.tp] = p
             for tp in forgotten:
-                self.partitions.pop(tp, None)
+                partitions.pop(tp, None)
                 self.answered.pop(tp, None)
-        return list(self.partitions.items())
+        return list(self.partitions.values())
 
     def must_answer(self, tp: TopicPartition, high_watermark: int, log_start_offset: int) -> bool:
         """Kafka's `CachedPartition.maybeUpdateResponseData` for an answer without records or error."""
         return self.answered.get(tp) != (high_watermark, log_start_offset)
 
-    def respond(
-        self, answers: Iterable[tuple[TopicPartition, dict[str, Any]]], incremental: bool
-    ) -> list[tuple[TopicPartition, dict[str, Any]]]:
+    def respond(self, answers: Iterable[FetchPartitionResult], incremental: bool) -> list[FetchPartitionResult]:
         """The answers the response carries (all of a full one; of an incremental one those with records,
         an error, or news), remembered as told; an incremental response moves the session's epoch on."""
         included = [
-            (tp, answer)
-            for tp, answer in answers
+            answer
+            for answer in answers
             if not incremental
-            or answer["records"]
-            or answer["error_code"] != errors.NONE
-            or self.must_answer(tp, answer["high_watermark"], answer["log_start_offset"])
+            or answer.records
+            or answer.error_code != errors.NONE
+            or self.must_answer(answer.tp, answer.high_watermark, answer.log_start_offset)
         ]
-        for tp, answer in included:
-            if answer["error_code"] == errors.NONE:
-                self.answered[tp] = (answer["high_watermark"], answer["log_start_offset"])
+        for answer in included:
+            if answer.error_code == errors.NONE:
+                self.answered[answer.tp] = (answer.high_watermark, answer.log_start_offset)
         if incremental:
             self.epoch = next_epoch(self.epoch)
         return included

@@ -17,13 +17,13 @@ nothing it lacks may be acknowledged, and a follower being removed still counts 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from kafkaops.cluster.broker import isr as rules
 from kafkaops.cluster.broker.producer_state import BatchMetadata, ProducerStateManager
 from kafkaops.cluster.log import Log, LogAppendInfo
 from kafkaops.cluster.protocol.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.protocol.records import BatchHeader, iter_batches
+from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
 
 
@@ -77,18 +77,18 @@ class Partition:
 
     # --- roles -----------------------------------------------------------------------------------------
 
-    def _take_state(self, state: dict[str, Any]) -> None:
-        self.leader = state["leader"]
-        self.leader_epoch = state["leader_epoch"]
-        self.controller_epoch = state["controller_epoch"]
-        self.isr = tuple(state["isr"])
-        self.replicas = tuple(state["replicas"])
-        self.adding_replicas = tuple(state.get("adding_replicas", ()))
-        self.removing_replicas = tuple(state.get("removing_replicas", ()))
-        self.zk_version = state["zk_version"]
+    def _take_state(self, state: LeaderAndIsrPartitionState) -> None:
+        self.leader = state.leader
+        self.leader_epoch = state.leader_epoch
+        self.controller_epoch = state.controller_epoch
+        self.isr = state.isr
+        self.replicas = state.replicas
+        self.adding_replicas = state.adding_replicas
+        self.removing_replicas = state.removing_replicas
+        self.zk_version = state.zk_version
         self.pending_isr = None
 
-    def make_leader(self, state: dict[str, Any], now_ms: int) -> None:
+    def make_leader(self, state: LeaderAndIsrPartitionState, now_ms: int) -> None:
         """Kafka's `makeLeader`: open the new epoch at our LEO, reset the followers' lag clocks; our HW
         stays until the followers report (it may move at once when the ISR is just us)."""
         self._take_state(state)
@@ -100,7 +100,7 @@ class Partition:
         )
         self.maybe_increment_high_watermark()
 
-    def make_follower(self, state: dict[str, Any]) -> None:
+    def make_follower(self, state: LeaderAndIsrPartitionState) -> None:
         self._take_state(state)
         self.followers = {}
         self.leader_epoch_start_offset = -1

@@ -6,15 +6,18 @@ a partition this broker is not a replica of is refused. Every decision is writte
 log in Kafka 2.8's words. Leaders open their epoch; followers start fetching (replica_fetcher.py).
 
 Data (kafka-protocol.md §5–§8, §13): Produce appends to leaders, answers `acks=1` at once and parks
-`acks=all` until the high watermark passes the batch; Fetch reads up to the HW for consumers and up to
-the LEO for followers, whose positions move the ISR and the HW; a fetch that finds too little waits
-for an append or a HW move. The leader writes ISR changes to the partition-state znode itself,
-conditionally on its zk_version (Kafka ≤ 2.6), and tells the controller through
-`/isr_change_notification`.
+`acks=all` in the produce purgatory until the high watermark passes the batch (delayed_produce.py);
+Fetch reads up to the HW for consumers and up to the LEO for followers, whose positions move the ISR
+and the HW; a fetch that finds too little waits in the fetch purgatory for an append or a HW move
+(delayed_fetch.py). The leader writes ISR changes to the partition-state znode itself, conditionally on
+its zk_version (Kafka ≤ 2.6), and tells the controller through `/isr_change_notification`.
 
-Threads: everything here runs on the broker's event loop, so partitions need no locks; ZooKeeper
-writes, flushes and checkpoints go to the loop's executor. Only `accept_controller_epoch` is also
-called from an executor thread (UpdateMetadata), hence its lock.
+Requests come in and results go out as typed values (requests.py, responses.py); KafkaApis converts
+them from and to the wire.
+
+Threads: everything here runs on the broker's event loop, so partitions and purgatories need no locks;
+ZooKeeper writes, flushes and checkpoints go to the loop's executor. Only `accept_controller_epoch` and
+`maybe_update_metadata_cache` are called from an executor thread (UpdateMetadata), hence the lock.
 """
 
 from __future__ import annotations
@@ -23,23 +26,43 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kafkaops.cluster.broker import isr as isr_rules
 from kafkaops.cluster.broker import quota as throttles
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.delayed_fetch import DelayedFetch, FetchRead
+from kafkaops.cluster.broker.delayed_operation import DelayedOperationPurgatory
+from kafkaops.cluster.broker.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.broker.replica_fetcher import ReplicaFetcher
+from kafkaops.cluster.broker.requests import (
+    FetchPartition,
+    FetchRequest,
+    LeaderAndIsrRequest,
+    ListOffsetsPartition,
+    OffsetForLeaderEpochPartition,
+    ProduceRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from kafkaops.cluster.broker.responses import (
+    EpochEndOffset,
+    FetchPartitionResult,
+    FetchResult,
+    ListOffsetsPartitionResult,
+    PartitionErrors,
+    ProducePartitionResult,
+)
 from kafkaops.cluster.errors import LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogManager
 from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.protocol.errors import BrokerError
 from kafkaops.cluster.protocol.records import validate_produce_records
-from kafkaops.cluster.protocol.schemas import flatten_partition_states, flatten_stop_replica_partitions
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
     LeaderAndIsrPartitionState,
@@ -63,7 +86,6 @@ CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
-READ_COMMITTED = 1
 ISR_CHANGE_PROPAGATION_INTERVAL_S = 2.5
 """Kafka's `isr-change-propagation` schedule."""
 
@@ -96,8 +118,9 @@ class ReplicaManager:
         self.follower_quota = throttles.ReplicationQuota()
         self._leader_throttled: dict[str, frozenset[int] | None] = {}
         self._follower_throttled: dict[str, frozenset[int] | None] = {}
-        self._produce_waiters: dict[TopicPartition, list[tuple[int, asyncio.Future[bool]]]] = {}
-        self._fetch_waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+        self.produce_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory("Produce")
+        self.fetch_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory("Fetch")
+        self._stopped = False
         self.fetch_sessions = FetchSessionCache()
         self._isr_changes: set[TopicPartition] = set()
         self._last_isr_change_ms = 0
@@ -161,10 +184,12 @@ class ReplicaManager:
         for fetcher in list(self.fetchers.values()):
             await fetcher.shutdown()
         self.fetchers.clear()
-        for waiters in self._produce_waiters.values():
-            for _, future in waiters:
-                if not future.done():
-                    future.set_result(False)
+        # parked produces answer NOT_LEADER_OR_FOLLOWER: this broker leads nothing any more
+        self._stopped = True
+        for tp in self.produce_purgatory.watched_keys():
+            self.produce_purgatory.check_and_complete(tp)
+        self.produce_purgatory.shutdown()
+        self.fetch_purgatory.shutdown()
 
     # --- controller epoch ------------------------------------------------------------------------------
 
@@ -178,13 +203,30 @@ class ReplicaManager:
             self.controller_epoch = epoch
             return True
 
+    # --- UpdateMetadata (on an executor thread) --------------------------------------------------------
+
+    def maybe_update_metadata_cache(self, correlation_id: int, request: UpdateMetadataRequest) -> int:
+        """Kafka's `maybeUpdateMetadataCache`: refused from an older controller epoch, else the metadata
+        cache takes the request and each partition it deletes is logged. Returns the error code."""
+        controller_id, controller_epoch = request.controller_id, request.controller_epoch
+        if not self.accept_controller_epoch(
+            controller_epoch,
+            lambda latest: self.log.ignoring_update_metadata_stale_controller(
+                correlation_id, controller_id, controller_epoch, latest
+            ),
+        ):
+            return STALE_CONTROLLER_EPOCH
+        for tp in self.metadata_cache.update(request):
+            self.sink.write(self.log.deleted_from_metadata_cache(tp, controller_id, controller_epoch, correlation_id))
+        return NONE
+
     # --- LeaderAndIsr ----------------------------------------------------------------------------------
 
-    def become_leader_or_follower(self, correlation_id: int, body: dict[str, Any]) -> dict[str, Any]:
-        """Apply a LeaderAndIsr request; returns the response body."""
+    def become_leader_or_follower(self, correlation_id: int, request: LeaderAndIsrRequest) -> PartitionErrors:
+        """Apply a LeaderAndIsr request; returns its error, or one error code per partition."""
         started = time.monotonic()
-        controller_id, controller_epoch = body["controller_id"], body["controller_epoch"]
-        states = flatten_partition_states(body)
+        controller_id, controller_epoch = request.controller_id, request.controller_epoch
+        states = request.partition_states
         write = self.sink.write
         write(self.log.handling_leader_and_isr(correlation_id, controller_id, len(states)))
         if not self.accept_controller_epoch(
@@ -193,41 +235,38 @@ class ReplicaManager:
                 controller_id, correlation_id, controller_epoch, latest
             ),
         ):
-            return {"error_code": STALE_CONTROLLER_EPOCH, "partition_errors": []}
-        leaders = {b["broker_id"]: (b["host_name"], b["port"]) for b in body["live_leaders"]}
+            return PartitionErrors(STALE_CONTROLLER_EPOCH)
+        leaders = {b.broker_id: (b.host, b.port) for b in request.live_leaders}
         partition_errors = []
+        trace = self.sink.enabled(Level.TRACE)
         for state in states:
-            tp = TopicPartition(state["topic_name"], state["partition_index"])
-            if self.sink.enabled(Level.TRACE):
-                write(
-                    self.log.received_leader_and_isr(_printable(state), correlation_id, controller_id, controller_epoch)
-                )
+            tp = TopicPartition(state.topic_name, state.partition_index)
+            if trace:
+                write(self.log.received_leader_and_isr(state, correlation_id, controller_id, controller_epoch))
             try:
                 code = self._apply(tp, state, leaders, correlation_id, controller_id, controller_epoch)
             except LogDirFailureError as error:
                 log.error("Cannot make %s a replica of %s: %s", self.broker_id, tp, error)
                 code = KAFKA_STORAGE_ERROR
-            partition_errors.append({"topic_name": tp.topic, "partition_index": tp.partition, "error_code": code})
+            partition_errors.append((tp, code))
         elapsed_ms = int((time.monotonic() - started) * 1000)
         write(self.log.finished_leader_and_isr(elapsed_ms, correlation_id, controller_id, len(states)))
         self.sink.flush()
-        return {"error_code": NONE, "partition_errors": partition_errors}
+        return PartitionErrors(NONE, partition_errors)
 
     def _apply(
         self,
         tp: TopicPartition,
-        state: dict[str, Any],
+        state: LeaderAndIsrPartitionState,
         leaders: dict[int, tuple[str, int]],
         correlation_id: int,
         controller_id: int,
         epoch: int,
     ) -> int:
         write = self.sink.write
-        if self.broker_id not in state["replicas"]:
+        if self.broker_id not in state.replicas:
             write(
-                self.log.ignoring_leader_and_isr_not_a_replica(
-                    controller_id, correlation_id, epoch, tp, state["replicas"]
-                )
+                self.log.ignoring_leader_and_isr_not_a_replica(controller_id, correlation_id, epoch, tp, state.replicas)
             )
             return UNKNOWN_TOPIC_OR_PARTITION
         partition = self.partitions.get(tp)
@@ -235,17 +274,17 @@ class ReplicaManager:
         if partition is not None and partition.log.offline:
             write(self.log.ignoring_leader_and_isr_offline_dir(controller_id, correlation_id, epoch, tp))
             return KAFKA_STORAGE_ERROR
-        if partition is not None and state["leader_epoch"] < partition.leader_epoch:
+        if partition is not None and state.leader_epoch < partition.leader_epoch:
             write(
                 self.log.ignoring_leader_and_isr_stale_leader_epoch(
-                    controller_id, correlation_id, epoch, tp, state["leader_epoch"], partition.leader_epoch
+                    controller_id, correlation_id, epoch, tp, state.leader_epoch, partition.leader_epoch
                 )
             )
             return STALE_CONTROLLER_EPOCH
-        if partition is not None and state["leader_epoch"] == partition.leader_epoch:
+        if partition is not None and state.leader_epoch == partition.leader_epoch:
             write(
                 self.log.ignoring_leader_and_isr_same_leader_epoch(
-                    controller_id, correlation_id, epoch, tp, state["leader_epoch"]
+                    controller_id, correlation_id, epoch, tp, state.leader_epoch
                 )
             )
             return STALE_CONTROLLER_EPOCH
@@ -253,39 +292,64 @@ class ReplicaManager:
             self._load_topic_config(tp.topic)
             partition = Partition(tp, self.broker_id, self.log_manager.get_or_create_log(tp.topic, tp.partition))
             self.partitions[tp] = partition
-        if state["leader"] == self.broker_id:
-            write(self.log.starting_become_leader(correlation_id, controller_id, epoch, tp))
-            self._remove_from_fetchers(tp)
-            partition.make_leader(state, self.now_ms())
-            write(
-                self.log.leader_starts(
-                    tp,
-                    partition.leader_epoch,
-                    partition.log_end_offset,
-                    partition.high_watermark,
-                    partition.isr,
-                    partition.adding_replicas,
-                    partition.removing_replicas,
-                    previous_epoch,
-                )
-            )
-            write(self.log.completed_become_leader(correlation_id, controller_id, epoch, tp))
-            self._high_watermark_moved(tp)
+        if state.leader == self.broker_id:
+            self._make_leader(partition, state, correlation_id, controller_id, epoch, previous_epoch)
         else:
-            write(self.log.starting_become_follower(correlation_id, controller_id, epoch, tp, state["leader"]))
-            self._remove_from_fetchers(tp)
-            partition.make_follower(state)
-            self._leadership_lost(tp)
-            write(
-                self.log.follower_starts(
-                    tp, partition.leader_epoch, partition.log_end_offset, partition.high_watermark, previous_epoch
-                )
-            )
-            address = leaders.get(partition.leader)
-            if address is not None:
-                self._fetcher_for(partition.leader, address).add_partition(partition)
-            write(self.log.completed_become_follower(correlation_id, controller_id, epoch, tp, partition.leader))
+            self._make_follower(partition, state, leaders, correlation_id, controller_id, epoch, previous_epoch)
         return NONE
+
+    def _make_leader(
+        self,
+        partition: Partition,
+        state: LeaderAndIsrPartitionState,
+        correlation_id: int,
+        controller_id: int,
+        epoch: int,
+        previous_epoch: int,
+    ) -> None:
+        write, tp = self.sink.write, partition.tp
+        write(self.log.starting_become_leader(correlation_id, controller_id, epoch, tp))
+        self._remove_from_fetchers(tp)
+        partition.make_leader(state, self.now_ms())
+        write(
+            self.log.leader_starts(
+                tp,
+                partition.leader_epoch,
+                partition.log_end_offset,
+                partition.high_watermark,
+                partition.isr,
+                partition.adding_replicas,
+                partition.removing_replicas,
+                previous_epoch,
+            )
+        )
+        write(self.log.completed_become_leader(correlation_id, controller_id, epoch, tp))
+        self._high_watermark_moved(tp)
+
+    def _make_follower(
+        self,
+        partition: Partition,
+        state: LeaderAndIsrPartitionState,
+        leaders: dict[int, tuple[str, int]],
+        correlation_id: int,
+        controller_id: int,
+        epoch: int,
+        previous_epoch: int,
+    ) -> None:
+        write, tp = self.sink.write, partition.tp
+        write(self.log.starting_become_follower(correlation_id, controller_id, epoch, tp, state.leader))
+        self._remove_from_fetchers(tp)
+        partition.make_follower(state)
+        self._leadership_lost(tp)
+        write(
+            self.log.follower_starts(
+                tp, partition.leader_epoch, partition.log_end_offset, partition.high_watermark, previous_epoch
+            )
+        )
+        address = leaders.get(partition.leader)
+        if address is not None:
+            self._fetcher_for(partition.leader, address).add_partition(partition)
+        write(self.log.completed_become_follower(correlation_id, controller_id, epoch, tp, partition.leader))
 
     def _fetcher_for(self, leader: int, address: tuple[str, int]) -> ReplicaFetcher:
         fetcher = self.fetchers.get(leader)
@@ -316,9 +380,9 @@ class ReplicaManager:
 
     # --- StopReplica -----------------------------------------------------------------------------------
 
-    def stop_replicas(self, correlation_id: int, body: dict[str, Any]) -> dict[str, Any]:
-        controller_id, controller_epoch = body["controller_id"], body["controller_epoch"]
-        partitions = flatten_stop_replica_partitions(body)
+    def stop_replicas(self, correlation_id: int, request: StopReplicaRequest) -> PartitionErrors:
+        controller_id, controller_epoch = request.controller_id, request.controller_epoch
+        partitions = request.partitions
         write = self.sink.write
         write(self.log.handling_stop_replica(correlation_id, controller_id, len(partitions)))
         if not self.accept_controller_epoch(
@@ -327,33 +391,26 @@ class ReplicaManager:
                 controller_id, correlation_id, controller_epoch, latest
             ),
         ):
-            return {"error_code": STALE_CONTROLLER_EPOCH, "partition_errors": []}
-        delete = body["delete_partitions"]
-        for topic, index in partitions:
-            tp = TopicPartition(topic, index)
+            return PartitionErrors(STALE_CONTROLLER_EPOCH)
+        delete = request.delete_partitions
+        trace = self.sink.enabled(Level.TRACE)
+        for tp in partitions:
             partition = self.partitions.get(tp)
-            state = StopReplicaPartitionState(index, partition.leader_epoch if partition else -1, delete)
-            if self.sink.enabled(Level.TRACE):
+            if trace:
+                state = StopReplicaPartitionState(tp.partition, partition.leader_epoch if partition else -1, delete)
                 write(self.log.received_stop_replica(state, tp, correlation_id, controller_id, controller_epoch))
             self._remove_from_fetchers(tp)
-            self._leadership_lost(tp)
             if delete:
                 self.partitions.pop(tp, None)
             elif partition is not None:
                 partition.stop_leading()
+            self._leadership_lost(tp)
         failed = self.log_manager.delete_logs(partitions) if delete else {}
         self.sink.flush()
-        return {
-            "error_code": NONE,
-            "partition_errors": [
-                {
-                    "topic_name": topic,
-                    "partition_index": index,
-                    "error_code": NONE if failed.get((topic, index)) is None else KAFKA_STORAGE_ERROR,
-                }
-                for topic, index in partitions
-            ],
-        }
+        return PartitionErrors(
+            NONE,
+            [(tp, NONE if failed.get(tp) is None else KAFKA_STORAGE_ERROR) for tp in partitions],
+        )
 
     # --- log dir failures ------------------------------------------------------------------------------
 
@@ -438,34 +495,28 @@ class ReplicaManager:
         except ValueError:
             return self.config.min_insync_replicas
 
-    # --- waking parked requests ------------------------------------------------------------------------
+    # --- parked requests -------------------------------------------------------------------------------
 
     def _wake_fetches(self, tp: TopicPartition) -> None:
-        for future in self._fetch_waiters.pop(tp, ()):
-            if not future.done():
-                future.set_result(None)
+        self.fetch_purgatory.check_and_complete(tp)
 
     def _high_watermark_moved(self, tp: TopicPartition) -> None:
-        partition = self.partitions.get(tp)
-        waiters = self._produce_waiters.get(tp)
-        if partition is not None and waiters:
-            hw = partition.high_watermark
-            remaining = []
-            for required, future in waiters:
-                if future.done():
-                    continue
-                if required <= hw:
-                    future.set_result(True)
-                else:
-                    remaining.append((required, future))
-            self._produce_waiters[tp] = remaining
-        self._wake_fetches(tp)
+        self.produce_purgatory.check_and_complete(tp)
+        self.fetch_purgatory.check_and_complete(tp)
 
     def _leadership_lost(self, tp: TopicPartition) -> None:
-        for _, future in self._produce_waiters.pop(tp, ()):
-            if not future.done():
-                future.set_result(False)
-        self._wake_fetches(tp)
+        """After this broker stopped leading `tp` (or its log went offline): parked produces of it fail."""
+        self.produce_purgatory.check_and_complete(tp)
+        self.fetch_purgatory.check_and_complete(tp)
+
+    def _leads(self, tp: TopicPartition, partition: Partition) -> bool:
+        """Whether this broker still leads `tp` with `partition`, for a parked produce."""
+        return (
+            not self._stopped
+            and self.partitions.get(tp) is partition
+            and partition.is_leader
+            and not partition.log.offline
+        )
 
     # --- ISR -------------------------------------------------------------------------------------------
 
@@ -579,165 +630,115 @@ class ReplicaManager:
 
     # --- Produce ---------------------------------------------------------------------------------------
 
-    async def produce(self, body: dict[str, Any], api_version: int) -> dict[str, Any]:
-        """`handleProduceRequest` → `appendRecords`, with the acks=all wait (kafka-protocol.md §5)."""
-        acks, timeout_ms = body["acks"], body["timeout_ms"]
-        results: dict[TopicPartition, dict[str, Any]] = {}
-        order: list[TopicPartition] = []
-        waits: list[tuple[TopicPartition, Partition, int, asyncio.Future[bool]]] = []
-        loop = asyncio.get_running_loop()
-        for topic in body["topic_data"]:
-            for data in topic["partition_data"]:
-                tp = TopicPartition(topic["name"], data["index"])
-                order.append(tp)
-                results[tp] = {"error_code": NONE, "base_offset": -1, "log_start_offset": -1}
-                if acks not in (-1, 0, 1):
-                    results[tp]["error_code"] = errors.InvalidRequiredAcksError.code
-                    continue
-                if body["transactional_id"] is not None:
-                    results[tp]["error_code"] = errors.TransactionalIdAuthorizationFailedError.code
-                    continue
+    async def append_records(self, request: ProduceRequest) -> list[ProducePartitionResult]:
+        """`handleProduceRequest` → `appendRecords`, with the acks=all wait (kafka-protocol.md §5); one
+        result per partition of the request, in its order."""
+        acks = request.acks
+        results: dict[TopicPartition, ProducePartitionResult] = {}
+        waiting: dict[TopicPartition, ProducePartitionStatus] = {}
+        for data in request.partitions:
+            tp = data.tp
+            code = self._append_error(request, tp)
+            if code == NONE:
                 try:
-                    batch = validate_produce_records(data["records"], api_version)
+                    batch = validate_produce_records(data.records, request.version)
                     partition = self._partition_for(tp, leader_only=True)
                     appended = partition.append_as_leader(
                         batch.data, batch.header, acks, self.min_insync_replicas(tp.topic)
                     )
                 except BrokerError as error:
-                    results[tp]["error_code"] = error.code
-                    continue
+                    code = error.code
                 except LogDirFailureError as error:
                     log.error("Append to %s failed: %s", tp, error)
-                    results[tp]["error_code"] = KAFKA_STORAGE_ERROR
-                    continue
-                results[tp].update(base_offset=appended.first_offset, log_start_offset=appended.log_start_offset)
-                if not appended.duplicate:
-                    self._wake_fetches(tp)
-                    if partition.maybe_increment_high_watermark():
-                        self._high_watermark_moved(tp)
-                if acks == -1:
-                    required = appended.last_offset + 1
-                    future: asyncio.Future[bool] = loop.create_future()
-                    if partition.high_watermark >= required:
-                        future.set_result(True)
-                    else:
-                        self._produce_waiters.setdefault(tp, []).append((required, future))
-                    waits.append((tp, partition, required, future))
-        pending = [future for *_, future in waits if not future.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=max(timeout_ms, 0) / 1000)
-        for tp, partition, _, future in waits:
-            if not future.done():
-                future.cancel()
-                results[tp]["error_code"] = errors.RequestTimedOutError.code
-            elif not future.result():
-                results[tp]["error_code"] = NOT_LEADER_OR_FOLLOWER
-            elif len(partition.isr) < self.min_insync_replicas(tp.topic):
-                results[tp]["error_code"] = errors.NotEnoughReplicasAfterAppendError.code
-        for tp in {tp for tp, *_ in waits}:
-            waiters = self._produce_waiters.get(tp)
-            if waiters:
-                self._produce_waiters[tp] = [(r, f) for r, f in waiters if not f.done()]
-        responses: dict[str, list[dict[str, Any]]] = {}
-        for tp in order:
-            result = results[tp]
-            if result["error_code"] != NONE:
-                result["base_offset"] = -1
-            responses.setdefault(tp.topic, []).append(
-                {
-                    "index": tp.partition,
-                    "error_code": result["error_code"],
-                    "base_offset": result["base_offset"],
-                    "log_append_time_ms": -1,
-                    "log_start_offset": result["log_start_offset"],
-                    "record_errors": [],
-                    "error_message": None,
-                }
-            )
-        return {
-            "responses": [{"name": t, "partition_responses": ps} for t, ps in responses.items()],
-            "throttle_time_ms": 0,
-        }
+                    code = KAFKA_STORAGE_ERROR
+            if code != NONE:
+                results[tp] = ProducePartitionResult(tp, code)
+                continue
+            results[tp] = ProducePartitionResult(tp, NONE, appended.first_offset, appended.log_start_offset)
+            if not appended.duplicate:
+                self._wake_fetches(tp)
+                if partition.maybe_increment_high_watermark():
+                    self._high_watermark_moved(tp)
+            if acks == -1:
+                waiting[tp] = ProducePartitionStatus(partition, appended.last_offset + 1)
+        if waiting:
+            await self._wait_for_acks(request.timeout_ms, waiting, results)
+        return [results[data.tp] for data in request.partitions]
+
+    @staticmethod
+    def _append_error(request: ProduceRequest, tp: TopicPartition) -> int:
+        """What refuses a produce before any append."""
+        if request.acks not in (-1, 0, 1):
+            return errors.InvalidRequiredAcksError.code
+        if request.transactional_id is not None:
+            return errors.TransactionalIdAuthorizationFailedError.code
+        return NONE
+
+    async def _wait_for_acks(
+        self,
+        timeout_ms: int,
+        waiting: dict[TopicPartition, ProducePartitionStatus],
+        results: dict[TopicPartition, ProducePartitionResult],
+    ) -> None:
+        """Park the acks=all produce until the ISR has its batches; a partition's error replaces its result
+        (base offset -1, log start offset kept)."""
+        produce = DelayedProduce(timeout_ms, waiting, self._leads, self.min_insync_replicas)
+        self.produce_purgatory.try_complete_else_watch(produce)
+        for tp, code in (await produce.result()).items():
+            if code != NONE:
+                results[tp] = ProducePartitionResult(tp, code, -1, results[tp].log_start_offset)
 
     # --- Fetch -----------------------------------------------------------------------------------------
 
-    async def fetch(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def fetch_messages(self, request: FetchRequest) -> FetchResult:
         """`handleFetchRequest` → `fetchMessages` (kafka-protocol.md §6); a follower's requests belong to an
         incremental fetch session (KIP-227, fetch_session.py), a consumer's are sessionless."""
-        replica_id = body["replica_id"]
-        session, incremental, code = self.fetch_sessions.resolve(body["session_id"], body["session_epoch"], replica_id)
+        replica_id = request.replica_id
+        session, incremental, code = self.fetch_sessions.resolve(request.session_id, request.session_epoch, replica_id)
         if code != NONE:
-            return {"throttle_time_ms": 0, "error_code": code, "session_id": 0, "responses": []}
-        requested = [
-            (TopicPartition(topic["topic"], p["partition"]), p) for topic in body["topics"] for p in topic["partitions"]
-        ]
+            return FetchResult(code, 0, [])
+        requested: Sequence[FetchPartition] = request.partitions
         if session is not None:
-            forgotten = [TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]]
-            requested = session.take(requested, forgotten, incremental)
+            requested = session.take(requested, request.forgotten, incremental)
         if replica_id >= 0:
             self._record_follower_fetches(replica_id, requested)
-        deadline = asyncio.get_running_loop().time() + max(body["max_wait_ms"], 0) / 1000
-        while True:
-            # an incremental fetch reads only what may have something to say: at scale most partitions do not
-            reading = [r for r in requested if self._may_answer(session, *r)] if session and incremental else requested
-            answers, total_bytes, any_error = self._read_for_fetch(body, reading)
-            remaining = deadline - asyncio.get_running_loop().time()
-            if total_bytes >= body["min_bytes"] or any_error or not requested or remaining <= 0:
-                break
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            for tp, _ in requested:
-                self._fetch_waiters.setdefault(tp, set()).add(waiter)
-            try:
-                async with asyncio.timeout(remaining):  # not wait_for: it can swallow a cancellation on 3.11
-                    await waiter
-            except TimeoutError:
-                pass
-            finally:
-                for tp, _ in requested:
-                    waiters = self._fetch_waiters.get(tp)
-                    if waiters is not None:
-                        waiters.discard(waiter)
-            if replica_id >= 0 and not waiter.done():
-                # a follower's fetch (of a leader's partitions only) expired and nothing woke it: no append,
-                # HW move or leadership change since the read above, whose answers stand (an idle
-                # follower's fetch of thousands of partitions is read once, not twice)
-                break
-        included = list(zip((tp for tp, _ in reading), answers, strict=True))
-        if session is not None:
-            included = session.respond(included, incremental)
-        topics: dict[str, list[dict[str, Any]]] = {}
-        for tp, answer in included:
-            topics.setdefault(tp.topic, []).append(answer)
-        return {
-            "throttle_time_ms": 0,
-            "error_code": NONE,
-            "session_id": session.id if session is not None else SESSIONLESS,
-            "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-        }
 
-    def _may_answer(self, session: FetchSession, tp: TopicPartition, request: dict[str, Any]) -> bool:
+        def read() -> FetchRead:
+            # an incremental fetch reads only what may have something to say: at scale most partitions do not
+            reading = [p for p in requested if self._may_answer(session, p)] if session and incremental else requested
+            return self._read_from_local_log(request, reading)
+
+        fetch = DelayedFetch(request.max_wait_ms, request.min_bytes, replica_id >= 0, requested, read)
+        self.fetch_purgatory.try_complete_else_watch(fetch)
+        answers = await fetch.result()
+        if session is not None:
+            answers = session.respond(answers, incremental)
+        return FetchResult(NONE, session.id if session is not None else SESSIONLESS, answers)
+
+    def _may_answer(self, session: FetchSession, request: FetchPartition) -> bool:
         """Whether a partition of an incremental fetch can have records, an error, or a HW or log start
         offset the follower was not told yet."""
-        partition = self.partitions.get(tp)
+        partition = self.partitions.get(request.tp)
         if partition is None or not partition.is_leader or partition.log.offline:
             return True
         log_ = partition.log
         return (
-            request["fetch_offset"] != log_.log_end_offset
-            or request["current_leader_epoch"] not in (-1, partition.leader_epoch)
-            or session.must_answer(tp, partition.high_watermark, log_.log_start_offset)
+            request.fetch_offset != log_.log_end_offset
+            or request.current_leader_epoch not in (-1, partition.leader_epoch)
+            or session.must_answer(request.tp, partition.high_watermark, log_.log_start_offset)
         )
 
-    def _record_follower_fetches(self, replica_id: int, requested: list[tuple[TopicPartition, dict[str, Any]]]) -> None:
+    def _record_follower_fetches(self, replica_id: int, requested: Sequence[FetchPartition]) -> None:
         """The leader's side of a follower fetch: its position, maybe an ISR expansion, maybe a HW move."""
         now = self.now_ms()
-        for tp, request in requested:
+        for request in requested:
+            tp = request.tp
             partition = self.partitions.get(tp)
             if partition is None or not partition.is_leader or replica_id not in partition.replicas:
                 continue
-            if request["current_leader_epoch"] not in (-1, partition.leader_epoch):
+            if request.current_leader_epoch not in (-1, partition.leader_epoch):
                 continue
-            new_isr = partition.follower_fetched(replica_id, request["fetch_offset"], now)
+            new_isr = partition.follower_fetched(replica_id, request.fetch_offset, now)
             if new_isr is not None:
                 self._expand_isr(partition, new_isr)
             if partition.maybe_increment_high_watermark():
@@ -753,163 +754,101 @@ class ReplicaManager:
         )
         self._change_isr(partition, new_isr)
 
-    def _read_for_fetch(
-        self, body: dict[str, Any], requested: list[tuple[TopicPartition, dict[str, Any]]]
-    ) -> tuple[list[dict[str, Any]], int, bool]:
-        replica_id = body["replica_id"]
-        from_follower = replica_id >= 0
-        budget = body["max_bytes"]
-        answers: list[dict[str, Any]] = []
+    def _read_from_local_log(self, request: FetchRequest, reading: Sequence[FetchPartition]) -> FetchRead:
+        """Kafka's `readFromLocalLog`: each partition's records from its fetch offset, within the
+        request's byte budget; followers read to the LEO, consumers to the HW."""
+        replica_id = request.replica_id
+        budget = request.max_bytes
+        answers: list[FetchPartitionResult] = []
         total, any_error = 0, False
-        for tp, request in requested:
-            answer: dict[str, Any] = {
-                "partition_index": tp.partition,
-                "error_code": NONE,
-                "high_watermark": -1,
-                "last_stable_offset": -1,
-                "log_start_offset": -1,
-                "aborted_transactions": [],
-                "preferred_read_replica": -1,
-                "records": b"",
-            }
-            answers.append(answer)
+        for wanted in reading:
             try:
-                partition = self._partition_for(
-                    tp,
-                    leader_only=replica_id != DEBUGGING_REPLICA_ID,
-                    current_leader_epoch=request["current_leader_epoch"],
-                )
-                if from_follower and replica_id not in partition.replicas:
-                    raise errors.NotLeaderOrFollowerError(f"Replica {replica_id} is not a replica of {tp}")
-                max_offset = None if from_follower else partition.high_watermark
-                limit = min(request["partition_max_bytes"], budget)
-                throttled = from_follower and replica_id not in partition.isr
-                if throttled and self._leader_should_throttle(partition, replica_id):
-                    limit = 0  # over the leader's replication quota: this round sends no data for it
-                fetch_offset, log_ = request["fetch_offset"], partition.log
-                if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
-                    # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
-                    records, log_start_offset = b"", log_.log_start_offset
-                else:
-                    result = log_.read(fetch_offset, limit, max_offset, min_one_batch=total == 0 and limit > 0)
-                    records, log_start_offset = result.records, result.log_start_offset
-                if throttled and self._is_throttled(self._leader_throttled, tp):
-                    self.leader_quota.record(len(records), self.clock())
+                answer = self._read_partition(replica_id, wanted, budget, first=total == 0)
             except BrokerError as error:
-                answer["error_code"] = error.code
-                any_error = True
-                continue
+                answer = FetchPartitionResult(wanted.tp, error.code)
             except LogDirFailureError:
-                answer["error_code"] = KAFKA_STORAGE_ERROR
+                answer = FetchPartitionResult(wanted.tp, KAFKA_STORAGE_ERROR)
+            answers.append(answer)
+            if answer.error_code != NONE:
                 any_error = True
                 continue
-            hw = partition.high_watermark
-            answer.update(
-                high_watermark=hw,
-                last_stable_offset=hw,
-                log_start_offset=log_start_offset,
-                records=records,
-            )
-            total += len(records)
-            budget = max(0, budget - len(records))
-        return answers, total, any_error
+            size = len(answer.records)
+            total += size
+            budget = max(0, budget - size)
+        return FetchRead(answers, total, any_error)
+
+    def _read_partition(
+        self, replica_id: int, wanted: FetchPartition, budget: int, first: bool
+    ) -> FetchPartitionResult:
+        """One partition of a fetch. Raises the Kafka error to answer, or LogDirFailureError."""
+        tp = wanted.tp
+        from_follower = replica_id >= 0
+        partition = self._partition_for(
+            tp, leader_only=replica_id != DEBUGGING_REPLICA_ID, current_leader_epoch=wanted.current_leader_epoch
+        )
+        if from_follower and replica_id not in partition.replicas:
+            raise errors.NotLeaderOrFollowerError(f"Replica {replica_id} is not a replica of {tp}")
+        max_offset = None if from_follower else partition.high_watermark
+        limit = min(wanted.max_bytes, budget)
+        throttled = from_follower and replica_id not in partition.isr
+        if throttled and self._leader_should_throttle(partition, replica_id):
+            limit = 0  # over the leader's replication quota: this round sends no data for it
+        fetch_offset, log_ = wanted.fetch_offset, partition.log
+        if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
+            # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
+            records, log_start_offset = b"", log_.log_start_offset
+        else:
+            result = log_.read(fetch_offset, limit, max_offset, min_one_batch=first and limit > 0)
+            records, log_start_offset = result.records, result.log_start_offset
+        if throttled and self._is_throttled(self._leader_throttled, tp):
+            self.leader_quota.record(len(records), self.clock())
+        return FetchPartitionResult(tp, NONE, partition.high_watermark, log_start_offset, records)
 
     # --- ListOffsets -----------------------------------------------------------------------------------
 
-    def list_offsets(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`handleListOffsetRequest` v1+ (kafka-protocol.md §7)."""
-        replica_id, isolation = body["replica_id"], body["isolation_level"]
-        seen: set[TopicPartition] = set()
-        topics = []
-        for topic in body["topics"]:
-            partitions = []
-            for request in topic["partitions"]:
-                tp = TopicPartition(topic["name"], request["partition_index"])
-                answer = {
-                    "partition_index": tp.partition,
-                    "error_code": NONE,
-                    "timestamp": -1,
-                    "offset": -1,
-                    "leader_epoch": -1,
-                }
-                partitions.append(answer)
-                if tp in seen:
-                    answer["error_code"] = errors.InvalidRequestError.code
-                    continue
-                seen.add(tp)
-                try:
-                    partition = self._partition_for(
-                        tp,
-                        leader_only=replica_id != DEBUGGING_REPLICA_ID,
-                        current_leader_epoch=request["current_leader_epoch"],
-                    )
-                    answer.update(self._offset_for(partition, request["timestamp"], replica_id, isolation))
-                except BrokerError as error:
-                    answer["error_code"] = error.code
-                except LogDirFailureError:
-                    answer["error_code"] = KAFKA_STORAGE_ERROR
-            topics.append({"name": topic["name"], "partitions": partitions})
-        return {"throttle_time_ms": 0, "topics": topics}
+    def fetch_offset_for_timestamp(self, request: ListOffsetsPartition, replica_id: int) -> ListOffsetsPartitionResult:
+        """One partition of `handleListOffsetRequest` v1+ (kafka-protocol.md §7); there are no transactions,
+        so both isolation levels read the same offsets."""
+        tp = request.tp
+        try:
+            partition = self._partition_for(
+                tp, leader_only=replica_id != DEBUGGING_REPLICA_ID, current_leader_epoch=request.current_leader_epoch
+            )
+            return self._offset_for(partition, request.timestamp, replica_id)
+        except BrokerError as error:
+            return ListOffsetsPartitionResult(tp, error.code)
+        except LogDirFailureError:
+            return ListOffsetsPartitionResult(tp, KAFKA_STORAGE_ERROR)
 
     @staticmethod
-    def _offset_for(partition: Partition, timestamp: int, replica_id: int, isolation: int) -> dict[str, Any]:
+    def _offset_for(partition: Partition, timestamp: int, replica_id: int) -> ListOffsetsPartitionResult:
+        tp = partition.tp
         from_consumer = replica_id == CONSUMER_REPLICA_ID
         latest_epoch = partition.log.latest_epoch
         epoch = latest_epoch if latest_epoch is not None else -1
         if timestamp == LATEST_TIMESTAMP:
             offset = partition.high_watermark if from_consumer else partition.log_end_offset
-            return {"timestamp": -1, "offset": offset, "leader_epoch": epoch}
+            return ListOffsetsPartitionResult(tp, NONE, -1, offset, epoch)
         if timestamp == EARLIEST_TIMESTAMP:
-            return {"timestamp": -1, "offset": partition.log.log_start_offset, "leader_epoch": epoch}
+            return ListOffsetsPartitionResult(tp, NONE, -1, partition.log.log_start_offset, epoch)
         found = partition.log.offset_for_timestamp(timestamp)
         if found is None or (from_consumer and found.offset >= partition.high_watermark):
-            return {"timestamp": -1, "offset": -1, "leader_epoch": -1}
-        return {"timestamp": found.timestamp, "offset": found.offset, "leader_epoch": epoch}
+            return ListOffsetsPartitionResult(tp, NONE, -1, -1, -1)
+        return ListOffsetsPartitionResult(tp, NONE, found.timestamp, found.offset, epoch)
 
     # --- OffsetForLeaderEpoch --------------------------------------------------------------------------
 
-    def offset_for_leader_epoch(self, body: dict[str, Any]) -> dict[str, Any]:
-        """`handleOffsetForLeaderEpochRequest` (kafka-protocol.md §8): the end offset of an epoch."""
-        replica_id = body["replica_id"]
-        topics = []
-        for topic in body["topics"]:
-            partitions = []
-            for request in topic["partitions"]:
-                tp = TopicPartition(topic["topic"], request["partition"])
-                answer = {
-                    "error_code": NONE,
-                    "partition": tp.partition,
-                    "leader_epoch": UNDEFINED_EPOCH,
-                    "end_offset": -1,
-                }
-                partitions.append(answer)
-                try:
-                    partition = self._partition_for(
-                        tp,
-                        leader_only=replica_id != DEBUGGING_REPLICA_ID,
-                        current_leader_epoch=request["current_leader_epoch"],
-                    )
-                    epoch, end_offset = partition.log.end_offset_for_epoch(request["leader_epoch"])
-                    answer.update(leader_epoch=epoch, end_offset=end_offset)
-                except BrokerError as error:
-                    answer["error_code"] = error.code
-                except LogDirFailureError:
-                    answer["error_code"] = KAFKA_STORAGE_ERROR
-            topics.append({"topic": topic["topic"], "partitions": partitions})
-        return {"throttle_time_ms": 0, "topics": topics}
-
-
-def _printable(state: dict[str, Any]) -> LeaderAndIsrPartitionState:
-    return LeaderAndIsrPartitionState(
-        state["topic_name"],
-        state["partition_index"],
-        state["controller_epoch"],
-        state["leader"],
-        state["leader_epoch"],
-        tuple(state["isr"]),
-        state["zk_version"],
-        tuple(state["replicas"]),
-        tuple(state.get("adding_replicas", [])),
-        tuple(state.get("removing_replicas", [])),
-        bool(state.get("is_new", False)),
-    )
+    def last_offset_for_leader_epoch(self, request: OffsetForLeaderEpochPartition, replica_id: int) -> EpochEndOffset:
+        """One partition of `handleOffsetForLeaderEpochRequest` (kafka-protocol.md §8): the end offset of
+        an epoch."""
+        tp = request.tp
+        try:
+            partition = self._partition_for(
+                tp, leader_only=replica_id != DEBUGGING_REPLICA_ID, current_leader_epoch=request.current_leader_epoch
+            )
+            epoch, end_offset = partition.log.end_offset_for_epoch(request.leader_epoch)
+        except BrokerError as error:
+            return EpochEndOffset(tp, error.code, UNDEFINED_EPOCH)
+        except LogDirFailureError:
+            return EpochEndOffset(tp, KAFKA_STORAGE_ERROR, UNDEFINED_EPOCH)
+        return EpochEndOffset(tp, NONE, epoch, end_offset)

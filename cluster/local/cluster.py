@@ -4,7 +4,7 @@
     <state-dir>/zookeeper/...           see `zookeeper.py` (only if this cluster started it)
     <state-dir>/brokers/<id>/broker.yaml, data/ (log.dirs), logs/ (state-change.log, server.log), broker.pid
 
-Brokers run as `python -m kafkaops.cluster.broker --config broker.yaml`, in their own session so
+Brokers run as `python -m kafkaops.cluster.server --config broker.yaml`, in their own session so
 they outlive the command that started them, and stop on SIGTERM (controlled shutdown) or SIGKILL.
 """
 
@@ -139,7 +139,7 @@ class LocalCluster:
             return running
         with open(directory / "logs" / "server.out", "ab") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "kafkaops.cluster.broker", "--config", str(directory / "broker.yaml")],
+                [sys.executable, "-m", "kafkaops.cluster.server", "--config", str(directory / "broker.yaml")],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -180,7 +180,8 @@ class LocalCluster:
         connect = self.zookeeper_connect
         ids = self.broker_ids()
         try:
-            with KafkaZkClient(connect, connection_timeout_ms=3000) as zk:
+            zk = KafkaZkClient(connect, connection_timeout_ms=3000)
+            with zk:
                 registered = {b.broker_id: b for b in zk.get_all_brokers()}
                 found = zk.get_many(znodes.BrokerIdZNode.path(b) for b in registered)
                 epochs = {b: entry[1].czxid for b in registered if (entry := found[znodes.BrokerIdZNode.path(b)])}

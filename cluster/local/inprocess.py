@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkaops.cluster.broker.config import parse_broker_config
-from kafkaops.cluster.broker.server import KafkaServer
+from kafkaops.cluster.server.kafka_server import KafkaServer
 
 
 class InProcessCluster:

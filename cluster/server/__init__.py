@@ -1,2 +1,3 @@
-"""The server room: one broker process (Kafka's `KafkaServer`), building the broker and its controller
-candidate. It may import the broker and the controller; nothing below imports it."""
+"""The server room: one broker process (Kafka's `KafkaServer`, kafka_server.py), building the broker and its
+controller candidate; `python -m kafkaops.cluster.server --config broker.yaml` runs one (__main__.py). It
+may import the broker and the controller; nothing below imports it."""

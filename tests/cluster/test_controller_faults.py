@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
-from kafkaops.cluster.broker.server import send_request
+from kafkaops.cluster.broker.network_client import send_request
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.protocol.schemas import ApiKey

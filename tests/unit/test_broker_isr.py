@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafkaops.cluster.broker.isr import (
     UNKNOWN_OFFSET,
     FollowerState,

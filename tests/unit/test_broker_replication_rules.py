@@ -15,6 +15,7 @@ from kafkaops.cluster.broker.replica_fetcher import truncation_offset
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, LogConfig
 from kafkaops.cluster.protocol.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.protocol.records import Record, build_batch, read_header
+from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
 
 
@@ -148,15 +149,17 @@ def partition(tmp_path: Path) -> Partition:
     log.close()
 
 
-def _state(leader: int, epoch: int, isr: list[int], replicas: list[int] | None = None) -> dict:
-    return {
-        "leader": leader,
-        "leader_epoch": epoch,
-        "controller_epoch": 1,
-        "isr": isr,
-        "replicas": replicas or [0, 1, 2],
-        "zk_version": 0,
-    }
+def _state(leader: int, epoch: int, isr: list[int], replicas: list[int] | None = None) -> LeaderAndIsrPartitionState:
+    return LeaderAndIsrPartitionState(
+        topic_name="t",
+        partition_index=0,
+        controller_epoch=1,
+        leader=leader,
+        leader_epoch=epoch,
+        isr=tuple(isr),
+        zk_version=0,
+        replicas=tuple(replicas or [0, 1, 2]),
+    )
 
 
 def _append(partition: Partition, data: bytes, acks: int = -1, min_isr: int = 1):

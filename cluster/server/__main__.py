@@ -1,5 +1,5 @@
-"""`python -m kafkaops.cluster.broker --config broker.yaml`: run one broker until SIGTERM (controlled
-shutdown) or SIGINT; SIGKILL is the hard path."""
+"""`python -m kafkaops.cluster.server --config broker.yaml`: run one broker process (the broker and its
+controller candidate) until SIGTERM (controlled shutdown) or SIGINT; SIGKILL is the hard path."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 import threading
 
 from kafkaops.cluster.broker.config import load_broker_config
-from kafkaops.cluster.broker.server import KafkaServer
 from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.server.kafka_server import KafkaServer
 
 
 def main(argv: list[str] | None = None) -> int:

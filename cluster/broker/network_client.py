@@ -1,0 +1,36 @@
+"""How a broker reaches another broker for a rare call (forwarding ElectLeaders to the controller, asking
+the controller for a controlled shutdown): the active controller's endpoint from ZooKeeper, and one
+blocking request/response on a fresh connection (Kafka's `NetworkClientUtils.sendAndReceive`).
+
+Blocking: call from a thread that may block (an executor thread, the shutdown path), never the loop.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
+from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
+from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import EndPoint
+
+
+def send_request(
+    host: str, port: int, api_key: ApiKey, version: int, body: dict[str, Any], client_id: str, timeout_s: float = 30.0
+) -> dict[str, Any]:
+    """One blocking request/response on a fresh connection; returns the response body."""
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
+        sock.sendall(frame(encode_request(RequestHeader(api_key, version, 1, client_id), body)))
+        _, response = decode_response(api_key, version, read_frame_blocking(sock))
+        return response
+
+
+def broker_endpoint(zk: KafkaZkClient, broker_id: int) -> EndPoint | None:
+    """The first endpoint a live broker registered, or None if it is not registered."""
+    entry = zk.get(znodes.BrokerIdZNode.path(broker_id))
+    if entry is None:
+        return None
+    return znodes.BrokerIdZNode.decode(broker_id, entry[0]).endpoints[0]

@@ -1,0 +1,368 @@
+"""The requests the broker serves, as typed values (Kafka's `ProduceRequest`, `FetchRequest.PartitionData`,
+... of `org.apache.kafka.common.requests`).
+
+The protocol codec (cluster/protocol) decodes a request into a plain dict shaped by its schema; KafkaApis
+turns that dict into one of these values with `from_wire` at its border, and the replica manager, the
+metadata cache and the rest of the broker see only the values. Partitions keep the request's order, and
+a request's duplicates stay duplicates: responses are built from them in the same order, byte for byte
+as before these values existed.
+
+The partition states of LeaderAndIsr and UpdateMetadata are the state-change log's
+`LeaderAndIsrPartitionState` and `UpdateMetadataPartitionState` (Kafka's generated message classes, printed
+as Kafka prints them); the metadata cache keeps the latter as they came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.protocol.types import Buffer
+from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
+from kafkaops.cluster.zk.values import TopicPartition
+
+Body = Mapping[str, Any]
+"""A request body as the codec decoded it."""
+
+
+# --- Produce --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionData:
+    tp: TopicPartition
+    records: Buffer | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceRequest:
+    version: int
+    transactional_id: str | None
+    acks: int
+    timeout_ms: int
+    partitions: tuple[ProducePartitionData, ...]
+
+    @classmethod
+    def from_wire(cls, body: Body, version: int) -> ProduceRequest:
+        return cls(
+            version,
+            body["transactional_id"],
+            body["acks"],
+            body["timeout_ms"],
+            tuple(
+                ProducePartitionData(TopicPartition(topic["name"], data["index"]), data["records"])
+                for topic in body["topic_data"]
+                for data in topic["partition_data"]
+            ),
+        )
+
+
+# --- Fetch ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    """One partition of a Fetch request (Kafka's `FetchRequest.PartitionData`)."""
+
+    tp: TopicPartition
+    fetch_offset: int
+    current_leader_epoch: int
+    log_start_offset: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
+    session_id: int
+    session_epoch: int
+    partitions: tuple[FetchPartition, ...]
+    forgotten: tuple[TopicPartition, ...]
+
+    @property
+    def is_from_follower(self) -> bool:
+        return self.replica_id >= 0
+
+    @classmethod
+    def from_wire(cls, body: Body) -> FetchRequest:
+        return cls(
+            body["replica_id"],
+            body["max_wait_ms"],
+            body["min_bytes"],
+            body["max_bytes"],
+            body["isolation_level"],
+            body["session_id"],
+            body["session_epoch"],
+            tuple(
+                FetchPartition(
+                    TopicPartition(topic["topic"], p["partition"]),
+                    p["fetch_offset"],
+                    p["current_leader_epoch"],
+                    p["log_start_offset"],
+                    p["partition_max_bytes"],
+                )
+                for topic in body["topics"]
+                for p in topic["partitions"]
+            ),
+            tuple(TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]),
+        )
+
+
+# --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartition:
+    tp: TopicPartition
+    current_leader_epoch: int
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsRequest:
+    replica_id: int
+    isolation_level: int
+    topics: tuple[tuple[str, tuple[ListOffsetsPartition, ...]], ...]
+    """(topic, its partitions) as the request grouped them: the response groups its answers the same way."""
+
+    @classmethod
+    def from_wire(cls, body: Body) -> ListOffsetsRequest:
+        return cls(
+            body["replica_id"],
+            body["isolation_level"],
+            tuple(
+                (
+                    topic["name"],
+                    tuple(
+                        ListOffsetsPartition(
+                            TopicPartition(topic["name"], p["partition_index"]),
+                            p["current_leader_epoch"],
+                            p["timestamp"],
+                        )
+                        for p in topic["partitions"]
+                    ),
+                )
+                for topic in body["topics"]
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetForLeaderEpochPartition:
+    tp: TopicPartition
+    current_leader_epoch: int
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetForLeaderEpochRequest:
+    replica_id: int
+    topics: tuple[tuple[str, tuple[OffsetForLeaderEpochPartition, ...]], ...]
+
+    @classmethod
+    def from_wire(cls, body: Body) -> OffsetForLeaderEpochRequest:
+        return cls(
+            body["replica_id"],
+            tuple(
+                (
+                    topic["topic"],
+                    tuple(
+                        OffsetForLeaderEpochPartition(
+                            TopicPartition(topic["topic"], p["partition"]), p["current_leader_epoch"], p["leader_epoch"]
+                        )
+                        for p in topic["partitions"]
+                    ),
+                )
+                for topic in body["topics"]
+            ),
+        )
+
+
+# --- controller requests ----------------------------------------------------------------------------------
+
+
+def _grouped_states(body: Body) -> Iterator[tuple[str, Body]]:
+    """(topic, state) for every partition state of a LeaderAndIsr or UpdateMetadata request, at any
+    version: listed one by one with their topic (old versions) or grouped by topic."""
+    for state in body["ungrouped_partition_states"]:
+        yield state["topic_name"], state
+    for topic in body["topic_states"]:
+        name = topic["topic_name"]
+        for state in topic["partition_states"]:
+            yield name, state
+
+
+@dataclass(frozen=True, slots=True)
+class LiveLeader:
+    broker_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrRequest:
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: tuple[LeaderAndIsrPartitionState, ...]
+    live_leaders: tuple[LiveLeader, ...]
+
+    @classmethod
+    def from_wire(cls, body: Body) -> LeaderAndIsrRequest:
+        return cls(
+            body["controller_id"],
+            body["controller_epoch"],
+            body["broker_epoch"],
+            tuple(
+                LeaderAndIsrPartitionState(
+                    topic,
+                    state["partition_index"],
+                    state["controller_epoch"],
+                    state["leader"],
+                    state["leader_epoch"],
+                    tuple(state["isr"]),
+                    state["zk_version"],
+                    tuple(state["replicas"]),
+                    tuple(state["adding_replicas"]),
+                    tuple(state["removing_replicas"]),
+                    bool(state["is_new"]),
+                )
+                for topic, state in _grouped_states(body)
+            ),
+            tuple(LiveLeader(b["broker_id"], b["host_name"], b["port"]) for b in body["live_leaders"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaRequest:
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    delete_partitions: bool
+    partitions: tuple[TopicPartition, ...]
+
+    @classmethod
+    def from_wire(cls, body: Body) -> StopReplicaRequest:
+        partitions = [TopicPartition(p["topic_name"], p["partition_index"]) for p in body["ungrouped_partitions"]]
+        partitions.extend(TopicPartition(t["name"], index) for t in body["topics"] for index in t["partition_indexes"])
+        return cls(
+            body["controller_id"],
+            body["controller_epoch"],
+            body["broker_epoch"],
+            body["delete_partitions"],
+            tuple(partitions),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateMetadataRequest:
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    live_brokers: tuple[CachedBroker, ...]
+    partition_states: tuple[UpdateMetadataPartitionState, ...]
+
+    @classmethod
+    def from_wire(cls, body: Body) -> UpdateMetadataRequest:
+        return cls(
+            body["controller_id"],
+            body["controller_epoch"],
+            body["broker_epoch"],
+            tuple(_live_broker(broker) for broker in body["live_brokers"]),
+            tuple(
+                UpdateMetadataPartitionState(
+                    topic,
+                    state["partition_index"],
+                    state["controller_epoch"],
+                    state["leader"],
+                    state["leader_epoch"],
+                    tuple(state["isr"]),
+                    state["zk_version"],
+                    tuple(state["replicas"]),
+                    tuple(state["offline_replicas"]),
+                )
+                for topic, state in _grouped_states(body)
+            ),
+        )
+
+
+def _live_broker(broker: Body) -> CachedBroker:
+    """A live broker of UpdateMetadata: its first endpoint (v1+), or v0's single host and port."""
+    endpoint = broker["endpoints"][0] if broker["endpoints"] else {"host": broker["v0_host"], "port": broker["v0_port"]}
+    return CachedBroker(broker["id"], endpoint["host"], endpoint["port"], broker["rack"])
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdownRequest:
+    broker_id: int
+    broker_epoch: int
+
+    @classmethod
+    def from_wire(cls, body: Body) -> ControlledShutdownRequest:
+        return cls(body["broker_id"], body["broker_epoch"])
+
+
+# --- admin and client requests ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersRequest:
+    election_type: int
+    """Kafka's `ElectionType` value: 0 preferred, 1 unclean."""
+    topic_partitions: tuple[tuple[str, tuple[int, ...]], ...] | None
+    """(topic, partitions) as requested; None for every partition of the cluster."""
+    timeout_ms: int
+
+    @property
+    def partitions(self) -> list[TopicPartition] | None:
+        if self.topic_partitions is None:
+            return None
+        return [TopicPartition(topic, p) for topic, partitions in self.topic_partitions for p in partitions]
+
+    @classmethod
+    def from_wire(cls, body: Body) -> ElectLeadersRequest:
+        requested = body["topic_partitions"]
+        return cls(
+            body["election_type"],
+            None if requested is None else tuple((t["topic"], tuple(t["partitions"])) for t in requested),
+            body["timeout_ms"],
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The body again, to forward the request to the controller."""
+        return {
+            "election_type": self.election_type,
+            "topic_partitions": None
+            if self.topic_partitions is None
+            else [{"topic": topic, "partitions": list(partitions)} for topic, partitions in self.topic_partitions],
+            "timeout_ms": self.timeout_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class InitProducerIdRequest:
+    transactional_id: str | None
+    transaction_timeout_ms: int
+
+    @classmethod
+    def from_wire(cls, body: Body) -> InitProducerIdRequest:
+        return cls(body["transactional_id"], body["transaction_timeout_ms"])
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataRequest:
+    topics: tuple[str, ...] | None
+    """None: every topic (a null list, or v0's empty one)."""
+
+    @classmethod
+    def from_wire(cls, body: Body, version: int) -> MetadataRequest:
+        topics = body["topics"]
+        if topics is None or (version == 0 and not topics):
+            return cls(None)
+        return cls(tuple(t["name"] for t in topics))

@@ -1,0 +1,319 @@
+"""What the broker answers, as typed values, and the wire form of each response.
+
+The replica manager returns per-partition results (Kafka's `ProduceResponse.PartitionResponse`,
+`FetchPartitionData`, ...); KafkaApis turns them into the response body the codec encodes, with the
+functions below, at its border. A body holds every field of the newest version we speak; the codec
+writes what the response's version has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.types import Buffer
+from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
+from kafkaops.cluster.zk.values import INTERNAL_TOPICS, TopicPartition
+
+NONE = errors.NONE
+
+Body = dict[str, Any]
+"""A response body for the codec."""
+
+
+def _by_topic(tps: Iterable[TopicPartition], entries: Iterable[Body]) -> dict[str, list[Body]]:
+    """Entries grouped by their partition's topic, topics in order of first appearance."""
+    grouped: dict[str, list[Body]] = {}
+    for tp, entry in zip(tps, entries, strict=True):
+        grouped.setdefault(tp.topic, []).append(entry)
+    return grouped
+
+
+# --- Produce --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionResult:
+    """Where a partition's batch landed, or why not (Kafka's `ProduceResponse.PartitionResponse`); an
+    error's base offset is -1, its log start offset that of the append if there was one."""
+
+    tp: TopicPartition
+    error_code: int
+    base_offset: int = -1
+    log_start_offset: int = -1
+
+
+def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
+    responses = _by_topic(
+        (r.tp for r in results),
+        (
+            {
+                "index": r.tp.partition,
+                "error_code": r.error_code,
+                "base_offset": r.base_offset,
+                "log_append_time_ms": -1,
+                "log_start_offset": r.log_start_offset,
+                "record_errors": [],
+                "error_message": None,
+            }
+            for r in results
+        ),
+    )
+    return {
+        "responses": [{"name": t, "partition_responses": ps} for t, ps in responses.items()],
+        "throttle_time_ms": 0,
+    }
+
+
+# --- Fetch ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionResult:
+    """What a fetch read from one partition (Kafka's `FetchPartitionData`). An error leaves the offsets
+    at -1 and the records empty."""
+
+    tp: TopicPartition
+    error_code: int
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    records: Buffer = b""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    error_code: int
+    """A session error (FETCH_SESSION_ID_NOT_FOUND, ...): then there are no partitions."""
+    session_id: int
+    partitions: Sequence[FetchPartitionResult]
+
+
+def fetch_response(result: FetchResult) -> Body:
+    topics = _by_topic(
+        (r.tp for r in result.partitions),
+        (
+            {
+                "partition_index": r.tp.partition,
+                "error_code": r.error_code,
+                "high_watermark": r.high_watermark,
+                "last_stable_offset": r.high_watermark,  # no transactions: the LSO is the HW
+                "log_start_offset": r.log_start_offset,
+                "aborted_transactions": [],
+                "preferred_read_replica": -1,
+                "records": r.records,
+            }
+            for r in result.partitions
+        ),
+    )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error_code,
+        "session_id": result.session_id,
+        "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+    }
+
+
+# --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartitionResult:
+    tp: TopicPartition
+    error_code: int
+    timestamp: int = -1
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+def list_offsets_response(topics: Iterable[tuple[str, Iterable[ListOffsetsPartitionResult]]]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "name": name,
+                "partitions": [
+                    {
+                        "partition_index": r.tp.partition,
+                        "error_code": r.error_code,
+                        "timestamp": r.timestamp,
+                        "offset": r.offset,
+                        "leader_epoch": r.leader_epoch,
+                    }
+                    for r in results
+                ],
+            }
+            for name, results in topics
+        ],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEndOffset:
+    """The end offset of a leader epoch in one partition (Kafka's `EpochEndOffset`)."""
+
+    tp: TopicPartition
+    error_code: int
+    leader_epoch: int
+    end_offset: int = -1
+
+
+def offset_for_leader_epoch_response(topics: Iterable[tuple[str, Iterable[EpochEndOffset]]]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "topic": name,
+                "partitions": [
+                    {
+                        "error_code": r.error_code,
+                        "partition": r.tp.partition,
+                        "leader_epoch": r.leader_epoch,
+                        "end_offset": r.end_offset,
+                    }
+                    for r in results
+                ],
+            }
+            for name, results in topics
+        ],
+    }
+
+
+# --- controller requests ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionErrors:
+    """The answer to LeaderAndIsr or StopReplica: a top-level error, else one code per partition in the
+    request's order."""
+
+    error_code: int
+    partition_errors: Sequence[tuple[TopicPartition, int]] = ()
+
+
+def partition_errors_response(result: PartitionErrors) -> Body:
+    """A LeaderAndIsr or StopReplica response body (both have this shape)."""
+    return {
+        "error_code": result.error_code,
+        "partition_errors": [
+            {"topic_name": tp.topic, "partition_index": tp.partition, "error_code": code}
+            for tp, code in result.partition_errors
+        ],
+    }
+
+
+def update_metadata_response(error_code: int) -> Body:
+    return {"error_code": error_code}
+
+
+def controlled_shutdown_response(error_code: int, remaining: Iterable[TopicPartition] = ()) -> Body:
+    return {
+        "error_code": error_code,
+        "remaining_partitions": [
+            {"topic_name": tp.topic, "partition_index": tp.partition} for tp in sorted(remaining, key=str)
+        ],
+    }
+
+
+# --- admin and client requests ------------------------------------------------------------------------------
+
+
+def elect_leaders_response(
+    partitions: Iterable[TopicPartition], results: Mapping[TopicPartition, tuple[int, str | None]], top_level: int
+) -> Body:
+    """Per-partition results grouped by topic; a top-level error is repeated on every partition, as v0 has
+    no top-level field."""
+    by_topic: dict[str, list[Body]] = {}
+    for tp in partitions:
+        code, message = results.get(tp, (top_level, None))
+        by_topic.setdefault(tp.topic, []).append(
+            {"partition_id": tp.partition, "error_code": code, "error_message": message}
+        )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": top_level,
+        "replica_election_results": [{"topic": t, "partition_result": ps} for t, ps in by_topic.items()],
+    }
+
+
+def init_producer_id_response(error_code: int, producer_id: int | None = None) -> Body:
+    if producer_id is None:
+        return {"throttle_time_ms": 0, "error_code": error_code}
+    return {"throttle_time_ms": 0, "error_code": error_code, "producer_id": producer_id, "producer_epoch": 0}
+
+
+def find_coordinator_response(error_code: int, message: str) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error_code,
+        "error_message": message,
+        "node_id": -1,
+        "host": "",
+        "port": -1,
+    }
+
+
+def api_versions_response(served: Iterable[ApiKey]) -> Body:
+    return {
+        "error_code": 0,
+        "api_keys": [
+            {"api_key": int(k), "min_version": SUPPORTED_VERSIONS[k][0], "max_version": SUPPORTED_VERSIONS[k][1]}
+            for k in sorted(served)
+        ],
+        "throttle_time_ms": 0,
+    }
+
+
+def metadata_response(
+    brokers: Sequence[CachedBroker],
+    topics: Iterable[tuple[str, Mapping[int, UpdateMetadataPartitionState] | None]],
+    cluster_id: str | None,
+    controller_id: int | None,
+) -> Body:
+    """A Metadata response body (any version 0-8: the codec drops what a version lacks), from the cache's
+    brokers and partition states (None: a topic the cache does not know).
+
+    Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive
+    is LEADER_NOT_AVAILABLE; missing replicas are REPLICA_NOT_AVAILABLE only for old clients, so like
+    Kafka 2.8 we report them as offline replicas instead.
+    """
+    alive = {b.broker_id for b in brokers}
+    topic_entries: list[Body] = []
+    for topic, partitions in topics:
+        if partitions is None:
+            topic_entries.append(
+                {
+                    "error_code": errors.UnknownTopicOrPartitionError.code,
+                    "name": topic,
+                    "is_internal": False,
+                    "partitions": [],
+                }
+            )
+            continue
+        entries = []
+        for index, partition in sorted(partitions.items()):
+            leader_alive = partition.leader in alive
+            entries.append(
+                {
+                    "error_code": NONE if leader_alive else errors.LeaderNotAvailableError.code,
+                    "partition_index": index,
+                    "leader_id": partition.leader if leader_alive else -1,
+                    "leader_epoch": partition.leader_epoch,
+                    "replica_nodes": list(partition.replicas),
+                    "isr_nodes": list(partition.isr),
+                    "offline_replicas": [r for r in partition.replicas if r not in alive],
+                }
+            )
+        topic_entries.append(
+            {"error_code": NONE, "name": topic, "is_internal": topic in INTERNAL_TOPICS, "partitions": entries}
+        )
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack} for b in brokers],
+        "cluster_id": cluster_id,
+        "controller_id": controller_id if controller_id is not None else -1,
+        "topics": topic_entries,
+    }

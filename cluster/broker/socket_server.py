@@ -1,0 +1,114 @@
+"""The broker's network layer (Kafka's `SocketServer`): the listener, one task per connection, framing.
+
+Each connection is served one request at a time, in order (Kafka answers a connection's requests in
+the order they came): read a size-prefixed frame (refused over `socket.request.max.bytes`), decode the
+header and body, hand the request to the request handler (KafkaApis), write the response frame with
+the request's correlation id. Requests are processed only once the broker has registered
+(`start_processing_requests`): Kafka binds early but starts its processors after registering, so a
+broker waiting out its predecessor's session never tells clients the cluster has no brokers.
+
+On the wire, as Kafka: an ApiVersions request above our versions is answered at v0 with
+UNSUPPORTED_VERSION; a request for an API the broker does not serve, or one that does not decode,
+closes the connection; a Produce with acks=0 gets no response. A connection's failure never reaches
+the broker.
+
+Threads: everything runs on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Collection
+from typing import Any, Protocol
+
+from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.protocol.errors import KafkaProtocolError
+from kafkaops.cluster.protocol.framing import read_frame, write_frame
+from kafkaops.cluster.protocol.messages import (
+    Request,
+    api_versions_refusal,
+    decode_request,
+    encode_response,
+    is_unsupported_api_versions,
+)
+from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.zk.values import EndPoint
+
+log = logging.getLogger("kafkaops.broker")
+
+LISTENER_BUFFER_LIMIT = 1 << 20
+
+
+class RequestHandler(Protocol):
+    """What the network layer hands requests to (KafkaApis)."""
+
+    @property
+    def served(self) -> Collection[ApiKey]: ...
+
+    async def handle(self, request: Request) -> dict[str, Any] | None:
+        """The response body, or None for a request that gets no response."""
+
+
+class SocketServer:
+    """The PLAINTEXT listener of one broker (the first of `listeners`)."""
+
+    def __init__(self, config: BrokerConfig, handler: RequestHandler) -> None:
+        self.config = config
+        self.handler = handler
+        self._server: asyncio.AbstractServer | None = None
+        self._processing = asyncio.Event()
+
+    async def startup(self) -> tuple[EndPoint, ...]:
+        """Bind the listener; returns the endpoints to register (the advertised listener if set, with the
+        bound port when the configured one is 0)."""
+        listener = self.config.listeners[0]
+        self._server = await asyncio.start_server(
+            self._serve_connection,
+            host=listener.host or "127.0.0.1",
+            port=listener.port,
+            limit=LISTENER_BUFFER_LIMIT,
+        )
+        port = self._server.sockets[0].getsockname()[1]
+        advertised = (self.config.advertised_listeners or self.config.listeners)[0]
+        return (EndPoint(listener.listener, advertised.host or listener.host or "127.0.0.1", advertised.port or port),)
+
+    def start_processing_requests(self) -> None:
+        """From now on, requests are read and handled (connections accepted before wait until then)."""
+        self._processing.set()
+
+    async def shutdown(self) -> None:
+        """Stop accepting connections (open ones end with the loop's tasks, see KafkaServer)."""
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._processing.wait()
+            served = self.handler.served
+            while True:
+                payload = await read_frame(reader, self.config.socket_request_max_bytes)
+                if payload is None:
+                    break
+                request = decode_request(payload)  # a malformed request closes the connection
+                header = request.header
+                body: dict[str, Any] | None
+                if is_unsupported_api_versions(header):
+                    body, version = api_versions_refusal(), 0
+                else:
+                    if header.api_key not in served:
+                        break  # Kafka closes the connection on an API it does not serve
+                    body, version = await self.handler.handle(request), header.api_version
+                if body is None:
+                    continue  # a Produce with acks=0 gets no response
+                write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
+                await writer.drain()
+        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # a bad peer, a closed peer, or our own shutdown: the connection just ends
+        except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
+            log.exception("Error serving a connection")
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
