@@ -472,7 +472,7 @@ def run_command(args: argparse.Namespace) -> int:
     except (Interrupted, KeyboardInterrupt) as error:
         code = EXIT_INTERRUPTED
         with contextlib.suppress(Exception):
-            ctx.log(f"interrupted ({error or 'Ctrl-C'}): stopping everything")
+            ctx.log(f"interrupted ({str(error) or 'Ctrl-C'}): stopping everything")
         return EXIT_INTERRUPTED
     finally:
         with signals_ignored():
