@@ -33,6 +33,7 @@ from bench.chaos_runner.checks import check_records, max_gaps
 from bench.chaos_runner.schedule import ADMIN_KINDS, ALL_KINDS, FAULT_KINDS, ChaosConfig, expand_kinds, plan_schedule
 from bench.chaos_runner.workload import Ack
 from kafkaops.cluster.local import processes
+from tests.conftest import start_with_sigint_ignored
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "bench" / "chaos.py"
@@ -49,18 +50,6 @@ CI_KINDS = (
     "zombie_freeze",
 )
 RUN_TIMEOUT_S = 420
-
-
-def start_with_sigint_ignored(command: list[str], **options: Any) -> subprocess.Popen[str]:
-    """Start `command` with SIGINT ignored, as `nohup`, a non-interactive shell's `&` and some CI runners
-    start their children (an ignored signal stays ignored across exec): a program that stops on Ctrl-C only
-    by Python's default handler would not. Whatever this test's own process inherited, the child's start is
-    the worst case."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return subprocess.Popen(command, **options)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _kill_leftovers(state_dir: Path) -> list[int]:
@@ -139,7 +128,8 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
 def test_ctrl_c_stops_every_process_the_runner_started(tmp_path: Path) -> None:
     state_dir = tmp_path / "chaos"
     command = [sys.executable, str(RUNNER), "--seed", "1", "--duration", "600", "--state-dir", str(state_dir)]
-    runner = start_with_sigint_ignored(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    # started with SIGINT ignored, as a background job of a non-interactive shell is
+    runner = start_with_sigint_ignored(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     lines: list[str] = []
     try:
         assert runner.stdout is not None
