@@ -350,44 +350,7 @@ def run_under_load(
         try:
             wait_for(lambda: len(producer.acked) >= 300, timeout_s=30)
             phase("300 acks")
-            # --execute as a process of its own: the bounces start as soon as the move does, not when the
-            # command has exited (on a loaded machine its exit can come after a short move's end)
-            execution = subprocess.Popen(
-                [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
-                env=cli_env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                # Every partition moving (adding/removing replicas in its topic znode) or moved before a
-                # broker goes: a new controller refuses the entries of /admin/reassign_partitions not started
-                # yet whose new replicas are on a broker not alive at its failover (Kafka 2.8's
-                # validateReassignment), so a bounced controller could drop them, as Kafka's does.
-                wait_for(lambda: all_started(zk, TOPIC, plan) or execution.poll() not in (None, 0), timeout_s=60)
-                if execution.poll() not in (None, 0):
-                    out, err = execution.communicate()
-                    raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
-                phase("every partition moving")
-                if variant.endswith("bounce"):
-                    assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
-                    hard = variant == "hard-bounce"
-                    controller = local.status().controller_id
-                    assert controller is not None
-                    # Kafka's test bounces every other broker (SIGTERM); SIGKILL goes to the controller
-                    bounced = [controller] if hard else [0, 2]
-                    for victim in bounced:
-                        local.stop_broker(victim, hard=hard)
-                        phase(f"broker {victim} stopped")
-                        local.start_broker(victim)
-                        phase(f"broker {victim} started")
-                out, err = execution.communicate(timeout=60)
-            finally:
-                if execution.poll() is None:
-                    execution.kill()
-                    execution.communicate()
-            assert execution.returncode == 0, f"--execute exited {execution.returncode}: {err}{out}"
-            assert "Successfully started partition reassignments for " in out
+            bounced = execute_and_bounce(local, zk, cli_env, plan_file, plan, variant, phase)
 
             verified = verify_wait(cli_env, plan_file, timeout_ms=90_000)
             phase("verify --wait done")
@@ -422,6 +385,81 @@ def run_under_load(
     acked.update({a.value: Ack(a.partition, a.offset) for a in producer.acked})
     check_exactly_once(acked, consumer, OLD)
 
+    stray = check_replicas_after_move(local, cli_env, before, plan, bounced, (earliest, latest), log_start, phase)
+    return (
+        f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
+        f"bounced {bounced}, stray logs {stray}"
+    )
+
+
+def execute_and_bounce(
+    local: LocalCluster,
+    zk: KafkaZkClient,
+    cli_env: dict[str, str],
+    plan_file: Path,
+    plan: dict[int, list[int]],
+    variant: str,
+    phase: Callable[[str], None],
+) -> list[int]:
+    """`--execute` the plan; in the bounce variants, bounce brokers once every partition is moving. Returns the
+    brokers bounced."""
+    bounced: list[int] = []
+    # --execute as a process of its own: the bounces start as soon as the move does, not when the
+    # command has exited (on a loaded machine its exit can come after a short move's end)
+    execution = subprocess.Popen(
+        [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Every partition moving (adding/removing replicas in its topic znode) or moved before a
+        # broker goes: a new controller refuses the entries of /admin/reassign_partitions not started
+        # yet whose new replicas are on a broker not alive at its failover (Kafka 2.8's
+        # validateReassignment), so a bounced controller could drop them, as Kafka's does.
+        wait_for(lambda: all_started(zk, TOPIC, plan) or execution.poll() not in (None, 0), timeout_s=60)
+        if execution.poll() not in (None, 0):
+            out, err = execution.communicate()
+            raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
+        phase("every partition moving")
+        if variant.endswith("bounce"):
+            assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
+            hard = variant == "hard-bounce"
+            controller = local.status().controller_id
+            assert controller is not None
+            # Kafka's test bounces every other broker (SIGTERM); SIGKILL goes to the controller
+            bounced = [controller] if hard else [0, 2]
+            for victim in bounced:
+                local.stop_broker(victim, hard=hard)
+                phase(f"broker {victim} stopped")
+                local.start_broker(victim)
+                phase(f"broker {victim} started")
+        out, err = execution.communicate(timeout=60)
+    finally:
+        if execution.poll() is None:
+            execution.kill()
+            execution.communicate()
+    assert execution.returncode == 0, f"--execute exited {execution.returncode}: {err}{out}"
+    assert "Successfully started partition reassignments for " in out
+    return bounced
+
+
+def check_replicas_after_move(
+    local: LocalCluster,
+    cli_env: dict[str, str],
+    before: dict[int, ReplicaAssignment],
+    plan: dict[int, list[int]],
+    bounced: list[int],
+    offsets: tuple[dict[int, int], dict[int, int]],
+    log_start: int,
+    phase: Callable[[str], None],
+) -> list[tuple[int, int]]:
+    """The replicas once the move is over and everything consumed: removed ones deleted, every target's high
+    watermark at the log end (`offsets`: earliest and latest per partition), added ones starting at the log
+    start offset, and `replica-verification --once` finding lag 0. Returns the removed replicas left on disk."""
+    earliest, latest = offsets
+    changed = [p for p in plan if set(plan[p]) != set(before[p].replicas)]
     # The removed replicas' logs are deleted (StopReplica delete=true). Not asserted when brokers were
     # bounced: as in Kafka 2.8, the controller sends that StopReplica once, marks the replica NonExistent
     # without waiting for the answer, and nobody sends it again, so a removed replica stays on disk (a
@@ -475,10 +513,7 @@ def run_under_load(
     assert sorted(rows) == list(range(PARTITIONS))
     for p, row in rows.items():
         assert (row["start_offset"], row["verified_offset"], row["lag"]) == (earliest[p], latest[p], 0), row
-    return (
-        f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
-        f"bounced {bounced}, stray logs {stray}"
-    )
+    return stray
 
 
 # --- 2. throttle ----------------------------------------------------------------------------------------
