@@ -138,4 +138,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from kafkaops.cluster.local.signals import run_program  # Ctrl-C stops it, even inherited ignored
+
+    run_program(main)

@@ -193,4 +193,6 @@ def _copies(directory: str, paths: Sequence[str], copies: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    main()
+    from kafkaops.cluster.local.signals import run_program  # Ctrl-C stops it, even inherited ignored
+
+    run_program(main)

@@ -127,4 +127,6 @@ def run(connect: str, n_topics: int, n_partitions: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from kafkaops.cluster.local.signals import run_program  # Ctrl-C stops it, even inherited ignored
+
+    run_program(main)

@@ -19,6 +19,7 @@ from kafkaops.cli import (
     topics,
     zookeeper_security_migration,
 )
+from kafkaops.cluster.local.signals import EXIT_SIGINT, install_signal_handlers
 
 app = typer.Typer(
     name="kafkaops",
@@ -61,13 +62,23 @@ app.add_typer(cluster.app, name="cluster")
 
 
 def main() -> None:
-    """Console-script entry point.
+    """Console-script entry point, and the one top-level handler of the process's exits.
 
     Click reports its own usage errors (unknown option, bad integer) with exit code 2; Kafka's tools
     exit 1 for every bad invocation, and scripts written against them test for 1.
+
+    The process owns its signals whatever it inherited (a background job of a non-interactive shell,
+    `nohup` and some CI runners start it with SIGINT ignored): SIGINT raises KeyboardInterrupt and SIGTERM
+    SystemExit(143), so a long-running command (`reassign-partitions --verify --wait`, the console tools,
+    `replica-verification`, `cluster demo`) stops, and its `finally` blocks close what it opened. Ctrl-C
+    exits 130 without a traceback, as Kafka's JVM does; typer maps a command's KeyboardInterrupt to 130
+    itself, and one raised outside the command (a second Ctrl-C while it cleans up) ends here.
     """
+    install_signal_handlers()
     try:
         app()
+    except KeyboardInterrupt:
+        raise SystemExit(EXIT_SIGINT) from None
     except SystemExit as exit_:
         if exit_.code == 2:
             raise SystemExit(1) from None

@@ -115,7 +115,7 @@ def leader_election_command(
         typer.Option(
             "--bootstrap-server",
             metavar="<host:port>",
-            help="A hostname and port for the broker to connect to, in the form host:port (not available yet: use --zookeeper for preferred elections).",
+            help="A hostname and port for the broker to connect to, in the form host:port. Multiple comma separated URLs can be given. REQUIRED unless --zookeeper is given (preferred elections only).",
         ),
     ] = None,
     admin_config: Annotated[

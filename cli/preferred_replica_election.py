@@ -2,7 +2,7 @@
 
 ZooKeeper mode writes `/admin/preferred_replica_election` for the controller and returns, with Kafka's
 texts (without its deprecation notices). `--bootstrap-server` goes through `admin.elections`' broker
-path (an ElectLeaders request), which is not available yet.
+path: an ElectLeaders request (preferred) to a broker, which forwards it to the controller.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def preferred_replica_election_command(
         typer.Option(
             "--bootstrap-server",
             metavar="<host:port>",
-            help="A hostname and port for the broker to connect to, in the form host:port (not available yet: use --zookeeper).",
+            help="A hostname and port for the broker to connect to, in the form host:port. Multiple comma-separated URLs can be given. REQUIRED unless --zookeeper is given.",
         ),
     ] = None,
     admin_config: Annotated[

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +67,18 @@ def cli_env(zk_connect: str, tmp_path: Path) -> dict[str, str]:
     env.update({"KAFKAOPS_ZOOKEEPER": zk_connect, "KAFKAOPS_STATE_DIR": str(tmp_path / "state")})
     env.pop("KAFKAOPS_CONFIG", None)
     return env
+
+
+def start_with_sigint_ignored(command: list[str], **options: Any) -> subprocess.Popen[str]:
+    """Start `command` with SIGINT ignored, as `nohup`, a non-interactive shell's `&` and some CI runners start
+    their children (an ignored signal stays ignored across exec). A program stopping on Ctrl-C only through
+    Python's default handler would then never stop: a test that sends SIGINT starts its child this way, so it
+    checks the program's own handler whatever this test process inherited. Call it from the main thread."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return subprocess.Popen(command, text=True, **options)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def read_tree(client: KafkaZkClient, path: str = "/") -> dict[str, bytes]:

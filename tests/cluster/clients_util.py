@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.chaos_runner.workload import close_kafka_python_producer as close_kafka_python_producer
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.protocol.records import Batch, iter_batches
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -236,16 +237,6 @@ def kafka_python_produce(
         return outcome
     finally:
         close_kafka_python_producer(producer)
-
-
-def close_kafka_python_producer(producer: Any) -> None:
-    """close() waits for pending sends and raises if they never finish: then force it."""
-    from kafka.errors import KafkaTimeoutError
-
-    try:
-        producer.close(timeout=10)
-    except KafkaTimeoutError:
-        producer.close(timeout=0)
 
 
 PRODUCERS: dict[str, Callable[..., ProduceOutcome]] = {

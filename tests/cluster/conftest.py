@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pytest
 
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for as wait_for  # the tests import it from here
 
 FAST = {
     "zookeeper.session.timeout.ms": 6000,
@@ -35,14 +35,3 @@ def cluster(zk_connect: str, tmp_path: Path) -> Iterator[Callable[..., LocalClus
         for local in started:
             for broker_id in local.broker_ids():
                 local.stop_broker(broker_id, hard=True)
-
-
-def wait_for(condition: Callable[[], Any], timeout_s: float = 20.0, interval_s: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s}s (last value {value!r})")
-        time.sleep(interval_s)

@@ -1,4 +1,5 @@
-"""A short chaos run in CI: bench/chaos.py with a fixed seed for 50 s of faults (under 2 minutes in all).
+"""A short chaos run in CI: bench/chaos.py (the package bench/chaos_runner/) with a fixed seed for 50 s of
+faults (under 2 minutes in all).
 
 The runner starts its own 3-node ZooKeeper ensemble and 3 brokers, produces with acks=all to RF-3 topics
 (min.insync.replicas=2, unclean election off) while a consumer reads, and hits the cluster with a few
@@ -9,7 +10,8 @@ past its session timeout, and a reassignment, a preferred election and a topic d
 Timeouts are generous (a loaded 2-core machine), the data checks are not: every acknowledged record
 exactly once at its offset, nothing a consumer read gone afterwards, every replica identical, every
 intent completed. The runner stops everything it started; the test kills whatever a pid file under its
-state dir still names, in case the runner itself was killed.
+state dir still names, in case the runner itself was killed. Ctrl-C stops the runner whatever signal
+dispositions it inherited: the test starts it with SIGINT ignored, as a background job of a shell is.
 
 The pure parts of the runner (schedule, record checks, unavailability) are tested here too.
 """
@@ -17,18 +19,21 @@ The pure parts of the runner (schedule, record checks, unavailability) are teste
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import pytest
 
+from bench.chaos_runner.checks import check_records, max_gaps
+from bench.chaos_runner.schedule import ADMIN_KINDS, ALL_KINDS, FAULT_KINDS, ChaosConfig, expand_kinds, plan_schedule
+from bench.chaos_runner.workload import Ack
 from kafkaops.cluster.local import processes
+from tests.conftest import start_with_sigint_ignored
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "bench" / "chaos.py"
@@ -45,18 +50,6 @@ CI_KINDS = (
     "zombie_freeze",
 )
 RUN_TIMEOUT_S = 420
-
-
-def _load_runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kafkaops_bench_chaos", RUNNER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-chaos = _load_runner()
 
 
 def _kill_leftovers(state_dir: Path) -> list[int]:
@@ -135,7 +128,8 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
 def test_ctrl_c_stops_every_process_the_runner_started(tmp_path: Path) -> None:
     state_dir = tmp_path / "chaos"
     command = [sys.executable, str(RUNNER), "--seed", "1", "--duration", "600", "--state-dir", str(state_dir)]
-    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    # started with SIGINT ignored, as a background job of a non-interactive shell is
+    runner = start_with_sigint_ignored(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
     lines: list[str] = []
     try:
         assert runner.stdout is not None
@@ -161,50 +155,51 @@ def test_ctrl_c_stops_every_process_the_runner_started(tmp_path: Path) -> None:
         leftovers = _kill_leftovers(state_dir)
     assert not leftovers, f"the runner left {leftovers} running"
     assert "stopping every process (exit 130)" in "".join(lines)
+    assert "Traceback" not in "".join(lines), "".join(lines[-60:])
 
 
 # --- pure parts of the runner ----------------------------------------------------------------------------
 
 
-def _config(**overrides: object) -> object:
-    return chaos.ChaosConfig(**{"seed": 3, "duration_s": 300.0, **overrides})
+def _config(**overrides: Any) -> ChaosConfig:
+    return ChaosConfig(**{"seed": 3, "duration_s": 300.0, **overrides})
 
 
 def test_the_schedule_is_a_function_of_the_seed() -> None:
-    assert chaos.plan_schedule(_config()) == chaos.plan_schedule(_config())
-    assert chaos.plan_schedule(_config()) != chaos.plan_schedule(_config(seed=4))
+    assert plan_schedule(_config()) == plan_schedule(_config())
+    assert plan_schedule(_config()) != plan_schedule(_config(seed=4))
 
 
 def test_the_schedule_deals_every_fault_kind_before_repeating_one() -> None:
-    schedule = chaos.plan_schedule(_config(duration_s=1800.0, fault_interval_s=20.0))
-    faults = [a.kind for a in schedule if a.kind in chaos.FAULT_KINDS]
-    first_round = faults[: len(chaos.FAULT_KINDS)]
-    assert sorted(first_round) == sorted(chaos.FAULT_KINDS)
+    schedule = plan_schedule(_config(duration_s=1800.0, fault_interval_s=20.0))
+    faults = [a.kind for a in schedule if a.kind in FAULT_KINDS]
+    first_round = faults[: len(FAULT_KINDS)]
+    assert sorted(first_round) == sorted(FAULT_KINDS)
     assert [a.at_s for a in schedule] == sorted(a.at_s for a in schedule)
     assert all(0 <= a.at_s <= 1800 for a in schedule)
     # one round of admin actions per admin_every_s, each in the middle of its round
-    assert [a.kind for a in schedule if a.kind in chaos.ADMIN_KINDS].count("topic_deletion") == 3
+    assert [a.kind for a in schedule if a.kind in ADMIN_KINDS].count("topic_deletion") == 3
     zombies = [a for a in schedule if a.kind == "zombie_freeze"]
     assert zombies and all(a.hold_s > 6000 / 1000 for a in zombies), "a zombie is frozen past its session timeout"
 
 
 def test_expand_kinds() -> None:
-    assert chaos.expand_kinds("hard_bounce") == ("hard_bounce:leader", "hard_bounce:controller", "hard_bounce:random")
-    assert chaos.expand_kinds("controller,zk_node_kill")[-1] == "zk_node_kill"
-    assert chaos.expand_kinds("all") == chaos.ALL_KINDS
+    assert expand_kinds("hard_bounce") == ("hard_bounce:leader", "hard_bounce:controller", "hard_bounce:random")
+    assert expand_kinds("controller,zk_node_kill")[-1] == "zk_node_kill"
+    assert expand_kinds("all") == ALL_KINDS
     with pytest.raises(ValueError, match="unknown fault kind 'sigsegv'"):
-        chaos.expand_kinds("sigsegv")
+        expand_kinds("sigsegv")
 
 
-def _ack(partition: int, offset: int, value: str, at: float = 0.0) -> object:
-    return chaos.Ack("t", partition, offset, value.encode(), at)
+def _ack(partition: int, offset: int, value: str, at: float = 0.0) -> Ack:
+    return Ack("t", partition, offset, value.encode(), at)
 
 
 def test_check_records_finds_lost_moved_duplicated_and_read_then_gone() -> None:
     final = {("t", 0): {0: b"a", 1: b"b", 2: b"a"}, ("t", 1): {0: b"c", 1: b"x"}}
     acked = [_ack(0, 0, "a"), _ack(0, 1, "b"), _ack(1, 0, "d"), _ack(1, 2, "x")]
     live = {("t", 1, 0): b"c", ("t", 1, 1): b"y"}
-    verdict = chaos.check_records(acked, final, live, ["t"])
+    verdict = check_records(acked, final, live, ["t"])
     assert verdict.acked == 4 and verdict.consumed == 5
     assert verdict.lost == [("t", 1, 0, "d", "c")]
     assert verdict.moved == [("t", 1, 2, 1, "x")]
@@ -215,18 +210,18 @@ def test_check_records_finds_lost_moved_duplicated_and_read_then_gone() -> None:
 
 def test_check_records_passes_a_clean_log_and_ignores_other_topics() -> None:
     final = {("t", 0): {0: b"a", 1: b"b"}, ("gone", 0): {0: b"z"}}
-    verdict = chaos.check_records([_ack(0, 0, "a"), _ack(0, 1, "b")], final, {("t", 0, 1): b"b"}, ["t"])
+    verdict = check_records([_ack(0, 0, "a"), _ack(0, 1, "b")], final, {("t", 0, 1): b"b"}, ["t"])
     assert verdict.ok and verdict.consumed == 2 and verdict.live_read == 1 and verdict.unacked_present == 0
 
 
 def test_check_records_reports_offset_gaps() -> None:
-    verdict = chaos.check_records([], {("t", 0): {0: b"a", 2: b"c"}}, {}, ["t"])
+    verdict = check_records([], {("t", 0): {0: b"a", 2: b"c"}}, {}, ["t"])
     assert verdict.gaps == [("t", 0, "offsets 0..2 with 2 records")]
 
 
 def test_max_gaps_counts_the_edges_of_the_window() -> None:
     acks = [_ack(0, 0, "a", 1.0), _ack(0, 1, "b", 2.0), _ack(0, 2, "c", 7.5), _ack(1, 0, "d", 9.0)]
-    gaps = chaos.max_gaps(acks, [("t", 0), ("t", 1), ("t", 2)], 0.0, 10.0)
+    gaps = max_gaps(acks, [("t", 0), ("t", 1), ("t", 2)], 0.0, 10.0)
     assert gaps[("t", 0)] == (5.5, 2.0)
     assert gaps[("t", 1)] == (9.0, 0.0)
     assert gaps[("t", 2)] == (10.0, 0.0)

@@ -20,16 +20,15 @@ import json
 import random
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from bench.chaos_runner import workload
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
@@ -165,168 +164,50 @@ class Ack:
     offset: int
 
 
-@dataclass
-class LoadProducer:
-    """kafka-python's idempotent producer, acks=all, sending unique values round-robin over the partitions
-    at `rate` per second on its own thread. A value is never resent by this code (the client retries a
-    batch itself, with its sequence numbers), so a value twice in a log is a duplicate the brokers made."""
-
-    bootstrap: str
-    topic: str
-    partitions: int
-    rate: float
-    acked: dict[bytes, Ack] = field(default_factory=dict)
-    failed: Counter[str] = field(default_factory=Counter)
-    sent: int = 0
-    unflushed: bool = False
-    error: BaseException | None = None
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="load-producer", daemon=True)
-        self._thread.start()
-
-    def acks(self) -> int:
-        with self._lock:
-            return len(self.acked)
-
-    def acks_per_partition(self) -> Counter[int]:
-        with self._lock:
-            return Counter(a.partition for a in self.acked.values())
-
-    def _acked(self, value: bytes, metadata: Any) -> None:
-        with self._lock:
-            self.acked[value] = Ack(metadata.partition, metadata.offset)
-
-    def _failed(self, _value: bytes, error: BaseException) -> None:
-        with self._lock:
-            self.failed[type(error).__name__] += 1
-
-    def _run(self) -> None:
-        from kafka import KafkaProducer
-        from kafka.errors import KafkaTimeoutError
-
-        try:
-            producer = KafkaProducer(
-                bootstrap_servers=self.bootstrap,
-                acks="all",
-                enable_idempotence=True,
-                linger_ms=5,
-                request_timeout_ms=15000,
-                delivery_timeout_ms=120000,
-                max_block_ms=10000,
-                retry_backoff_ms=100,
-                reconnect_backoff_max_ms=1000,
-                metadata_max_age_ms=5000,
-            )
-        except BaseException as error:  # noqa: BLE001 - raised by stop()
-            self.error = error
-            return
-        try:
-            interval, due, sequence = 1.0 / self.rate, time.monotonic(), 0
-            while not self._stop.is_set():
-                value = f"{self.topic}/{sequence:08d}".encode()
-                future = producer.send(self.topic, value=value, partition=sequence % self.partitions)
-                sequence += 1
-                self.sent += 1
-                future.add_callback(self._acked, value)
-                future.add_errback(self._failed, value)
-                due += interval
-                delay = due - time.monotonic()
-                if delay > 0:
-                    self._stop.wait(delay)
-                elif delay < -1.0:
-                    due = time.monotonic()  # blocked in send(): no burst to catch up
-            try:
-                producer.flush(timeout=90)
-            except KafkaTimeoutError:
-                self.unflushed = True
-        except BaseException as error:  # noqa: BLE001 - raised by stop()
-            self.error = error
-        finally:
-            with contextlib.suppress(Exception):
-                producer.close(timeout=5)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(120)
-        assert not self._thread.is_alive(), "the producer did not stop within 120 s"
-        if self.error is not None:
-            raise self.error
-
-
 class LiveConsumer:
-    """A confluent-kafka consumer reading every partition from the beginning (assign, no group) for the
-    whole test, remembering the value at each (partition, offset); a different value read again at an
-    offset is a conflict (the log changed under an offset a consumer had read)."""
+    """The chaos runner's live consumer (`bench.chaos_runner.workload.LiveConsumer`) on one topic: every
+    partition read from the beginning (assign, no group) for the whole test, the value at each (partition,
+    offset) remembered; a different value read again at an offset is a conflict (the log changed under an
+    offset a consumer had read)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
         self.topic = topic
         self.partitions = partitions
-        self.seen: dict[tuple[int, int], bytes] = {}
-        self.conflicts: list[tuple[int, int, bytes, bytes]] = []
-        self.errors: Counter[str] = Counter()
-        self.last_errors: list[str] = []
-        self.error: BaseException | None = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._bootstrap = bootstrap
-        self._thread = threading.Thread(target=self._run, name="live-consumer", daemon=True)
-        self._thread.start()
+        self._reader = workload.LiveConsumer(
+            bootstrap, [(topic, p) for p in range(partitions)], group_id="reassignment-load"
+        )
 
-    def _run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer
-        from confluent_kafka import TopicPartition as CTopicPartition
+    @property
+    def seen(self) -> dict[tuple[int, int], bytes]:
+        return {(p, o): value for (_, p, o), value in self._reader.read().items()}
 
-        try:
-            consumer = Consumer(
-                {
-                    "bootstrap.servers": self._bootstrap,
-                    "group.id": "reassignment-load",  # assign() only: no membership, no commits
-                    "enable.auto.commit": False,
-                    "auto.offset.reset": "earliest",
-                    "topic.metadata.refresh.interval.ms": 5000,
-                    "log_level": 2,
-                }
-            )
-        except BaseException as error:  # noqa: BLE001 - raised by finish()
-            self.error = error
-            return
-        try:
-            consumer.assign([CTopicPartition(self.topic, p, OFFSET_BEGINNING) for p in range(self.partitions)])
-            while not self._stop.is_set():
-                for message in consumer.consume(num_messages=500, timeout=0.2):
-                    problem = message.error()
-                    if problem is not None:
-                        self.errors[problem.name()] += 1
-                        self.last_errors = [*self.last_errors[-4:], f"{message.partition()}: {problem.str()}"]
-                        continue
-                    key = (int(message.partition() or 0), int(message.offset() or 0))
-                    value = message.value() or b""
-                    with self._lock:
-                        before = self.seen.get(key)
-                        if before is not None and before != value:
-                            self.conflicts.append((*key, before, value))
-                        self.seen[key] = value
-        except BaseException as error:  # noqa: BLE001 - raised by finish()
-            self.error = error
-        finally:
-            with contextlib.suppress(Exception):
-                consumer.close()
+    @property
+    def conflicts(self) -> list[tuple[int, int, bytes, bytes]]:
+        return [(p, o, before, value) for _, p, o, before, value in self._reader.reread_conflicts]
+
+    @property
+    def errors(self) -> Counter[str]:
+        return self._reader.errors
+
+    @property
+    def last_errors(self) -> list[str]:
+        return self._reader.last_errors
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._reader.error
 
     def behind(self, ends: dict[int, int]) -> dict[int, tuple[int, int]]:
         """Partitions not read up to their end: partition → (highest offset read, end)."""
-        with self._lock:
-            top: dict[int, int] = {}
-            for partition, offset in self.seen:
-                top[partition] = max(top.get(partition, -1), offset)
+        top: dict[int, int] = {}
+        for partition, offset in self.seen:
+            top[partition] = max(top.get(partition, -1), offset)
         return {p: (top.get(p, -1), end) for p, end in ends.items() if top.get(p, -1) < end - 1}
 
     def finish(self, ends: dict[int, int], timeout_s: float = 40) -> None:
         """Read on until every partition's `ends` (high watermarks after the producer stopped), then stop."""
         try:
-            with contextlib.suppress(AssertionError):
+            with contextlib.suppress(TimeoutError):
                 wait_for(lambda: not self.behind(ends) or self.error is not None, timeout_s=timeout_s)
         finally:
             self.close()
@@ -339,8 +220,28 @@ class LiveConsumer:
         )
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
+        self._reader.stop()
+
+
+def load_producer(bootstrap: str, topic: str, partitions: int, rate: float) -> workload.ProducerWorker:
+    """The chaos runner's producer (`bench.chaos_runner.workload.ProducerWorker`): kafka-python's idempotent
+    producer, acks=all, sending unique values round-robin over the partitions at `rate` per second on its own
+    thread. A value is never resent by this code (the client retries a batch itself, with its sequence
+    numbers), so a value twice in a log is a duplicate the brokers made."""
+    return workload.ProducerWorker(topic, partitions, bootstrap, rate, metadata_max_age_ms=5000)
+
+
+def acks_per_partition(producer: workload.ProducerWorker) -> Counter[int]:
+    return Counter(a.partition for a in list(producer.acked))
+
+
+def stop_load(producer: workload.ProducerWorker) -> None:
+    """Stop the producer (its sends flushed for up to 90 s); raises what ended it early, if anything did."""
+    producer.stop(flush_timeout_s=90)
+    assert producer.join(0), "the producer did not stop within 120 s"
+    if producer.error is not None:
+        raise producer.error
+    assert not producer.not_sent, f"send() refused records: {dict(producer.not_sent)}"
 
 
 def check_exactly_once(acked: dict[bytes, Ack], consumer: LiveConsumer, skip_prefix: bytes) -> None:
@@ -410,7 +311,7 @@ def test_reassignment_under_load(cluster, zk, cli_env, tmp_path, variant: str) -
     local = cluster(brokers=4, **RETENTION_CHECK)
     try:
         summary = run_under_load(local, zk, cli_env, tmp_path, variant, phase)
-    except AssertionError as failure:
+    except (AssertionError, TimeoutError) as failure:
         raise AssertionError(f"{failure}\nphases: {', '.join(phases)}\n{cluster_logs(local)}") from failure
     print(f"{variant}: {summary}; {', '.join(phases)}")
 
@@ -445,48 +346,11 @@ def run_under_load(
         assert not prefilled.errors, prefilled.errors[:3]
         acked = {r.value: Ack(r.partition, r.offset) for r in prefilled.acked if r.value is not None}
         phase("prefilled")
-        producer = LoadProducer(all_bootstraps(local), TOPIC, PARTITIONS, rate=150)
+        producer = load_producer(all_bootstraps(local), TOPIC, PARTITIONS, rate=150)
         try:
-            wait_for(lambda: producer.acks() >= 300, timeout_s=30)
+            wait_for(lambda: len(producer.acked) >= 300, timeout_s=30)
             phase("300 acks")
-            # --execute as a process of its own: the bounces start as soon as the move does, not when the
-            # command has exited (on a loaded machine its exit can come after a short move's end)
-            execution = subprocess.Popen(
-                [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
-                env=cli_env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                # Every partition moving (adding/removing replicas in its topic znode) or moved before a
-                # broker goes: a new controller refuses the entries of /admin/reassign_partitions not started
-                # yet whose new replicas are on a broker not alive at its failover (Kafka 2.8's
-                # validateReassignment), so a bounced controller could drop them, as Kafka's does.
-                wait_for(lambda: all_started(zk, TOPIC, plan) or execution.poll() not in (None, 0), timeout_s=60)
-                if execution.poll() not in (None, 0):
-                    out, err = execution.communicate()
-                    raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
-                phase("every partition moving")
-                if variant.endswith("bounce"):
-                    assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
-                    hard = variant == "hard-bounce"
-                    controller = local.status().controller_id
-                    assert controller is not None
-                    # Kafka's test bounces every other broker (SIGTERM); SIGKILL goes to the controller
-                    bounced = [controller] if hard else [0, 2]
-                    for victim in bounced:
-                        local.stop_broker(victim, hard=hard)
-                        phase(f"broker {victim} stopped")
-                        local.start_broker(victim)
-                        phase(f"broker {victim} started")
-                out, err = execution.communicate(timeout=60)
-            finally:
-                if execution.poll() is None:
-                    execution.kill()
-                    execution.communicate()
-            assert execution.returncode == 0, f"--execute exited {execution.returncode}: {err}{out}"
-            assert "Successfully started partition reassignments for " in out
+            bounced = execute_and_bounce(local, zk, cli_env, plan_file, plan, variant, phase)
 
             verified = verify_wait(cli_env, plan_file, timeout_ms=90_000)
             phase("verify --wait done")
@@ -496,13 +360,13 @@ def run_under_load(
             for p in range(PARTITIONS):
                 assert f"Reassignment of partition {TOPIC}-{p} is complete." in verified.stdout
             # still acknowledging acks=all on every partition once the move is over
-            after = producer.acks_per_partition()
+            after = acks_per_partition(producer)
             wait_for(
-                lambda: all(producer.acks_per_partition()[p] >= after[p] + 5 for p in range(PARTITIONS)),
+                lambda: all(acks_per_partition(producer)[p] >= after[p] + 5 for p in range(PARTITIONS)),
                 timeout_s=30,
             )
         finally:
-            producer.stop()
+            stop_load(producer)
         phase("producer stopped")
         assert not producer.unflushed, f"records still unacknowledged after 90 s of flush; failed {producer.failed}"
 
@@ -518,9 +382,84 @@ def run_under_load(
         phase("consumed")
     finally:
         consumer.close()
-    acked.update(producer.acked)
+    acked.update({a.value: Ack(a.partition, a.offset) for a in producer.acked})
     check_exactly_once(acked, consumer, OLD)
 
+    stray = check_replicas_after_move(local, cli_env, before, plan, bounced, (earliest, latest), log_start, phase)
+    return (
+        f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
+        f"bounced {bounced}, stray logs {stray}"
+    )
+
+
+def execute_and_bounce(
+    local: LocalCluster,
+    zk: KafkaZkClient,
+    cli_env: dict[str, str],
+    plan_file: Path,
+    plan: dict[int, list[int]],
+    variant: str,
+    phase: Callable[[str], None],
+) -> list[int]:
+    """`--execute` the plan; in the bounce variants, bounce brokers once every partition is moving. Returns the
+    brokers bounced."""
+    bounced: list[int] = []
+    # --execute as a process of its own: the bounces start as soon as the move does, not when the
+    # command has exited (on a loaded machine its exit can come after a short move's end)
+    execution = subprocess.Popen(
+        [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Every partition moving (adding/removing replicas in its topic znode) or moved before a
+        # broker goes: a new controller refuses the entries of /admin/reassign_partitions not started
+        # yet whose new replicas are on a broker not alive at its failover (Kafka 2.8's
+        # validateReassignment), so a bounced controller could drop them, as Kafka's does.
+        wait_for(lambda: all_started(zk, TOPIC, plan) or execution.poll() not in (None, 0), timeout_s=60)
+        if execution.poll() not in (None, 0):
+            out, err = execution.communicate()
+            raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
+        phase("every partition moving")
+        if variant.endswith("bounce"):
+            assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
+            hard = variant == "hard-bounce"
+            controller = local.status().controller_id
+            assert controller is not None
+            # Kafka's test bounces every other broker (SIGTERM); SIGKILL goes to the controller
+            bounced = [controller] if hard else [0, 2]
+            for victim in bounced:
+                local.stop_broker(victim, hard=hard)
+                phase(f"broker {victim} stopped")
+                local.start_broker(victim)
+                phase(f"broker {victim} started")
+        out, err = execution.communicate(timeout=60)
+    finally:
+        if execution.poll() is None:
+            execution.kill()
+            execution.communicate()
+    assert execution.returncode == 0, f"--execute exited {execution.returncode}: {err}{out}"
+    assert "Successfully started partition reassignments for " in out
+    return bounced
+
+
+def check_replicas_after_move(
+    local: LocalCluster,
+    cli_env: dict[str, str],
+    before: dict[int, ReplicaAssignment],
+    plan: dict[int, list[int]],
+    bounced: list[int],
+    offsets: tuple[dict[int, int], dict[int, int]],
+    log_start: int,
+    phase: Callable[[str], None],
+) -> list[tuple[int, int]]:
+    """The replicas once the move is over and everything consumed: removed ones deleted, every target's high
+    watermark at the log end (`offsets`: earliest and latest per partition), added ones starting at the log
+    start offset, and `replica-verification --once` finding lag 0. Returns the removed replicas left on disk."""
+    earliest, latest = offsets
+    changed = [p for p in plan if set(plan[p]) != set(before[p].replicas)]
     # The removed replicas' logs are deleted (StopReplica delete=true). Not asserted when brokers were
     # bounced: as in Kafka 2.8, the controller sends that StopReplica once, marks the replica NonExistent
     # without waiting for the answer, and nobody sends it again, so a removed replica stays on disk (a
@@ -531,7 +470,7 @@ def run_under_load(
     def removed_left() -> list[tuple[int, int]]:
         return sorted((b, p) for b, p in removed if log_dir(local, b, TOPIC, p).exists())
 
-    with contextlib.suppress(AssertionError):
+    with contextlib.suppress(TimeoutError):
         wait_for(lambda: not removed_left(), timeout_s=5 if bounced else 20, interval_s=0.3)
     stray = removed_left()
     assert bounced or not stray, f"(broker, partition) of removed replicas still on disk: {stray}"
@@ -543,7 +482,7 @@ def run_under_load(
         found = replica_high_watermarks(local, TOPIC, targets, earliest)
         return {key: hw for key, hw in found.items() if hw != latest[key[0]]}
 
-    with contextlib.suppress(AssertionError):
+    with contextlib.suppress(TimeoutError):
         wait_for(lambda: not behind(), timeout_s=20, interval_s=0.3)
     assert not behind(), f"(partition, broker) high watermarks below the log ends {latest}: {behind()}"
     if log_start:
@@ -574,10 +513,7 @@ def run_under_load(
     assert sorted(rows) == list(range(PARTITIONS))
     for p, row in rows.items():
         assert (row["start_offset"], row["verified_offset"], row["lag"]) == (earliest[p], latest[p], 0), row
-    return (
-        f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
-        f"bounced {bounced}, stray logs {stray}"
-    )
+    return stray
 
 
 # --- 2. throttle ----------------------------------------------------------------------------------------
@@ -666,7 +602,7 @@ def test_cancel_brings_the_original_replicas_back_and_deletes_the_adding_ones(cl
     def adding_left() -> list[tuple[int, int]]:
         return sorted((b, p) for b, p in adding if log_dir(local, b, "cancelled", p).exists())
 
-    with contextlib.suppress(AssertionError):
+    with contextlib.suppress(TimeoutError):
         wait_for(lambda: not adding_left(), timeout_s=20)
     assert not adding_left(), f"(broker, partition) of cancelled adding replicas still on disk: {adding_left()}"
     configs = zk.get_entity_configs(znodes.ConfigType.TOPIC, ["cancelled"])["cancelled"]

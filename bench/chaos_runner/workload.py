@@ -1,0 +1,317 @@
+"""The traffic a run keeps up while faults hit the cluster, reused by the cluster tests: a producer per topic
+that records every acknowledgement, and a consumer reading from the beginning that records what it read.
+
+The client libraries (kafka-python, confluent-kafka) are test dependencies, imported by the threads that
+use them. Every client is closed explicitly with a bounded timeout: a kafka-python producer left open with
+sends pending prints `KafkaTimeoutError` tracebacks from its `__del__` when the interpreter exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONSUMER_GROUP = "kafkaops-chaos"
+"""The live consumer's group.id: assign() only, so no group membership and no commits."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    topic: str
+    partition: int
+    offset: int
+    value: bytes
+    at: float
+    """When it was acknowledged, on the producer's clock (the chaos runner's: seconds since its chaos phase
+    began)."""
+
+
+def close_kafka_python_producer(producer: Any, timeout_s: float = 10.0) -> None:
+    """Close a kafka-python producer within about twice `timeout_s`, whatever is pending.
+
+    close() flushes first; with sends still pending at its timeout it raises KafkaTimeoutError and leaves the
+    producer open, and its `__del__` tries again at exit and prints that error. Then the pending sends are
+    failed (the sender's force_close: kafka-python has no public way to abort them) and it is closed again.
+    Raises KafkaTimeoutError only if even that does not finish."""
+    from kafka.errors import KafkaTimeoutError
+
+    try:
+        producer.close(timeout=timeout_s)
+    except KafkaTimeoutError:
+        producer._sender.force_close()
+        producer.close(timeout=timeout_s)
+
+
+class ProducerWorker:
+    """An idempotent kafka-python producer (acks=all) sending `<topic>/<n>` at `rate` per second,
+    round-robin over the partitions, on its own thread; acknowledgements are recorded with their time.
+
+    The values are never resent by this code: kafka-python retries a batch itself (same producer id and
+    sequence), so a value twice in a log is the broker's duplicate. A record send() refuses (no metadata for
+    its partition within max.block.ms, or a broker's Metadata answer without it) is counted in `not_sent` and
+    the loop goes on."""
+
+    def __init__(
+        self,
+        topic: str,
+        partitions: int,
+        bootstrap: str,
+        rate: float,
+        clock: Callable[[], float] = time.monotonic,
+        on_refused: Callable[[str, BaseException], None] | None = None,
+        metadata_max_age_ms: int = 10000,
+    ) -> None:
+        self.topic = topic
+        self.on_refused = on_refused
+        """Called (on the producer's thread, at most every 10 s) when send() refuses a record."""
+        self.partitions = partitions
+        self.bootstrap = bootstrap
+        self.rate = rate
+        self.clock = clock
+        self.metadata_max_age_ms = metadata_max_age_ms
+        self.acked: list[Ack] = []
+        """Appended by kafka-python's sender thread: read it whole once the worker has stopped."""
+        self.failed: Counter[str] = Counter()
+        self.sent = 0
+        self.not_sent: Counter[str] = Counter()
+        """Records send() refused (never handed to the client), by error."""
+        self.unflushed = False
+        self.error: BaseException | None = None
+        self.started_at = clock()
+        self.stopped_at: float | None = None
+        self._stop = threading.Event()
+        self._flush_timeout_s = 90.0
+        self._thread = threading.Thread(target=self._run, name=f"producer-{topic}", daemon=True)
+        self._thread.start()
+
+    def _acked(self, value: bytes, metadata: Any) -> None:
+        self.acked.append(Ack(self.topic, metadata.partition, metadata.offset, value, self.clock()))
+
+    def _failed(self, _value: bytes, error: BaseException) -> None:
+        self.failed[type(error).__name__] += 1
+
+    def _run(self) -> None:
+        from kafka import KafkaProducer
+
+        try:
+            producer = KafkaProducer(
+                bootstrap_servers=self.bootstrap,
+                acks="all",
+                enable_idempotence=True,
+                linger_ms=5,
+                request_timeout_ms=15000,
+                delivery_timeout_ms=120000,
+                max_block_ms=10000,
+                retry_backoff_ms=100,
+                reconnect_backoff_max_ms=1000,
+                metadata_max_age_ms=self.metadata_max_age_ms,
+            )
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+            return
+        try:
+            self._send_until_stopped(producer)
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+        finally:
+            # pending sends that never finish: forced (the close must not be left to __del__ at exit)
+            with contextlib.suppress(Exception):
+                close_kafka_python_producer(producer, timeout_s=min(5.0, self._flush_timeout_s))
+            self.stopped_at = self.clock()
+
+    def _send_until_stopped(self, producer: Any) -> None:
+        from kafka.errors import KafkaTimeoutError
+
+        interval = 1.0 / self.rate
+        due = time.monotonic()
+        last_report = -1e9
+        sequence = 0
+        while not self._stop.is_set():
+            value = f"{self.topic}/{sequence:09d}".encode()
+            partition = sequence % self.partitions
+            sequence += 1
+            try:
+                future = producer.send(self.topic, value=value, partition=partition)
+            except (KafkaTimeoutError, ValueError, AssertionError) as refused:
+                # ValueError: the client's metadata lacks the partition (a broker answered Metadata
+                # without it); the value is never sent, the loop goes on
+                self.not_sent[type(refused).__name__] += 1
+                now = time.monotonic()
+                if self.on_refused is not None and now - last_report > 10:
+                    last_report = now
+                    self.on_refused(self.topic, refused)
+                self._stop.wait(0.1)
+                continue
+            self.sent += 1
+            future.add_callback(self._acked, value)
+            future.add_errback(self._failed, value)
+            due += interval
+            delay = due - time.monotonic()
+            if delay > 0:
+                self._stop.wait(delay)
+            elif delay < -1.0:
+                due = time.monotonic()  # blocked in send(): no burst to catch up
+        try:
+            producer.flush(timeout=self._flush_timeout_s)
+        except KafkaTimeoutError:
+            self.unflushed = True
+
+    def abort(self, flush_timeout_s: float) -> None:
+        """Tell the worker to stop, giving pending sends at most `flush_timeout_s`; does not wait (`join`)."""
+        self._flush_timeout_s = min(self._flush_timeout_s, flush_timeout_s)
+        self._stop.set()
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the worker's thread (its producer closed); whether it has ended."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def stop(self, flush_timeout_s: float = 90.0) -> None:
+        """Stop sending, flush for up to `flush_timeout_s`, close the producer, and wait for all that."""
+        self._flush_timeout_s = flush_timeout_s
+        self._stop.set()
+        self._thread.join(flush_timeout_s + 30)
+        if self.stopped_at is None:
+            self.stopped_at = self.clock()
+
+
+def confluent_settings(
+    bootstrap: str, extra: Mapping[str, Any] | None = None, group_id: str = CONSUMER_GROUP
+) -> dict[str, Any]:
+    """A confluent-kafka consumer's settings for reading by assignment, with `extra` on top."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group_id,  # assign() only: no group membership, no commits
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "topic.metadata.refresh.interval.ms": 5000,
+        "log_level": 2,
+        **(extra or {}),
+    }
+
+
+class LiveConsumer:
+    """A confluent-kafka consumer reading `partitions` from the beginning for as long as it runs (explicit
+    assignment), remembering the value it read at every (topic, partition, offset); a different value read
+    again at an offset is a conflict (the log changed under an offset a consumer had read)."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        partitions: Sequence[tuple[str, int]],
+        debug_log: Path | None = None,
+        group_id: str = CONSUMER_GROUP,
+    ) -> None:
+        self.debug_log = debug_log
+        """Where librdkafka's `debug=metadata,topic,fetch` lines go, if anywhere."""
+        self.seen: dict[tuple[str, int, int], bytes] = {}
+        """Written by the consumer's thread: `read()` copies it while it runs."""
+        self.reread_conflicts: list[tuple[str, int, int, bytes, bytes]] = []
+        self.errors: Counter[str] = Counter()
+        """Errors the consumer reported (by name); its client retries them itself."""
+        self.last_errors: list[str] = []
+        """The last five of them, `<topic>-<partition>: <text>`."""
+        self.error: BaseException | None = None
+        self.stats: dict[str, Any] = {}
+        """librdkafka's latest statistics (every 10 s): each partition's fetch state, leader, offsets."""
+        self._bootstrap = bootstrap
+        self._group_id = group_id
+        self._partitions = list(partitions)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="live-consumer", daemon=True)
+        self._thread.start()
+
+    @property
+    def last_error(self) -> str:
+        return self.last_errors[-1] if self.last_errors else ""
+
+    def read(self) -> dict[tuple[str, int, int], bytes]:
+        """What it has read so far: (topic, partition, offset) → value."""
+        with self._lock:
+            return dict(self.seen)
+
+    def _settings(self) -> dict[str, Any]:
+        def keep_stats(document: str) -> None:
+            with contextlib.suppress(ValueError):
+                self.stats = json.loads(document)
+
+        extra: dict[str, Any] = {"statistics.interval.ms": 10000, "stats_cb": keep_stats}
+        if self.debug_log is not None:
+            logger = logging.getLogger("kafkaops.chaos.librdkafka")
+            logger.propagate = False
+            logger.setLevel(logging.DEBUG)
+            handler = logging.FileHandler(self.debug_log)
+            handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s"))
+            logger.addHandler(handler)
+            extra.update({"debug": "metadata,topic,fetch", "log_level": 7, "logger": logger})
+        return confluent_settings(self._bootstrap, extra, self._group_id)
+
+    def _run(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer
+        from confluent_kafka import TopicPartition as CTopicPartition
+
+        try:
+            consumer = Consumer(self._settings())
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+            return
+        try:
+            consumer.assign([CTopicPartition(t, p, OFFSET_BEGINNING) for t, p in self._partitions])
+            while not self._stop.is_set():
+                for message in consumer.consume(num_messages=500, timeout=0.2):
+                    problem = message.error()
+                    if problem is not None:
+                        self.errors[problem.name()] += 1
+                        self.last_errors = [
+                            *self.last_errors[-4:],
+                            f"{message.topic()}-{message.partition()}: {problem.str()}",
+                        ]
+                        continue
+                    key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
+                    value = message.value() or b""
+                    with self._lock:
+                        before = self.seen.get(key)
+                        if before is not None and before != value:
+                            self.reread_conflicts.append((*key, before, value))
+                        self.seen[key] = value
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+        finally:
+            with contextlib.suppress(Exception):
+                consumer.close()
+
+    def abort(self) -> None:
+        """Tell the consumer to stop; does not wait (`join`)."""
+        self._stop.set()
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the consumer's thread (the consumer closed); whether it has ended."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def partition_states(self) -> str:
+        """Each assigned partition as librdkafka last described it: fetch state, leader, next offset, the
+        high watermark it knows (for diagnosing a consumer that stopped making progress)."""
+        shown = []
+        for topic, partitions in sorted((self.stats.get("topics") or {}).items()):
+            for partition, info in sorted(partitions.get("partitions", {}).items(), key=lambda kv: int(kv[0])):
+                if int(partition) < 0:
+                    continue
+                shown.append(
+                    f"{topic}-{partition}: {info.get('fetch_state')} leader {info.get('leader')} "
+                    f"next {info.get('next_offset')} hw {info.get('hi_offset')} epoch {info.get('leader_epoch')}"
+                )
+        return "; ".join(shown) or "no statistics yet"
