@@ -17,6 +17,20 @@ from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk.client import KafkaZkClient
 
 
+# Markers by directory, so that `pytest -m "not slow"` is the fast suite (pure logic, and the tools
+# against one real ZooKeeper): tests that start broker processes or a Spark session are slow.
+_DIRECTORY_MARKERS = {"cluster": ("slow",), "spark": ("slow", "spark")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_dir = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(tests_dir):
+            continue
+        for marker in _DIRECTORY_MARKERS.get(item.path.relative_to(tests_dir).parts[0], ()):
+            item.add_marker(marker)
+
+
 @pytest.fixture(scope="session")
 def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalZooKeeper]:
     server = LocalZooKeeper(state_dir=tmp_path_factory.mktemp("zk-state"), port=free_port())
