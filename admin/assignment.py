@@ -17,13 +17,12 @@ does not cover exactly the new partitions (Kafka's broker-side text for the same
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     BrokerNotAvailableError,
     InvalidArgumentError,
@@ -31,7 +30,13 @@ from kafkaops.cluster.errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
 )
-from kafkaops.cluster.zk.jvm_order import scala_hash_set_order, scala_set_order
+from kafkaops.cluster.common.jvm_text import (
+    java_parse_int,
+    java_split,
+    java_trim,
+    scala_hash_set_order,
+    scala_set_order,
+)
 
 __all__ = [
     "IntRandom",
@@ -281,7 +286,8 @@ def check_brokers_available(partition: int, replicas: Sequence[int], brokers: Se
     if not set(brokers).issuperset(replicas):
         raise BrokerNotAvailableError(
             f"Some brokers specified for partition id {partition} are not available. Specified brokers: "
-            f"{_join(replicas)}, available brokers: {_join(scala_set_order(brokers))}."
+            f"{_join(replicas)}, available brokers: {_join(scala_set_order(brokers))}.",
+            named=False,
         )
 
 
@@ -306,27 +312,6 @@ def validate_create_assignment(assignment: Mapping[int, Sequence[int]]) -> None:
         raise InvalidReplicaAssignmentError("partitions should be a consecutive 0-based integer sequence")
 
 
-_JAVA_INT = re.compile(r"[+-]?\d+")
-
-
-def _java_split(text: str, sep: str) -> list[str]:
-    """Java's `String.split` with limit 0: trailing empty strings are dropped, "" gives [""]."""
-    if sep not in text:
-        return [text]
-    parts = text.split(sep)
-    while parts and not parts[-1]:
-        parts.pop()
-    return parts
-
-
-def _java_to_int(text: str) -> int:
-    """Scala's `s.trim.toInt`: Java's trim (chars <= U+0020) and `Integer.parseInt`'s error text."""
-    trimmed = text.strip("".join(map(chr, range(33))))
-    if _JAVA_INT.fullmatch(trimmed) and -_INT_LIMIT <= (value := int(trimmed)) < _INT_LIMIT:
-        return value
-    raise InvalidArgumentError(f'For input string: "{trimmed}"')
-
-
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     """kafka-topics `--replica-assignment`: "b1:b2,b3:b4" -> {0: [b1, b2], 1: [b3, b4]}.
 
@@ -341,8 +326,8 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     if not text:
         return {}
     assignment: dict[int, list[int]] = {}
-    for partition, part in enumerate(_java_split(text, ",")):
-        replicas = [_java_to_int(b) for b in _java_split(part, ":")]
+    for partition, part in enumerate(java_split(text, ",")):
+        replicas = [java_parse_int(java_trim(b)) for b in java_split(part, ":")]  # Scala's `s.trim.toInt`
         duplicates = {b for b in replicas if replicas.count(b) > 1}
         if duplicates:  # Kafka's CoreUtils.duplicates yields them in Scala HashMap order
             shown = _join(scala_hash_set_order(duplicates), ",")

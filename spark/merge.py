@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.statechange import patterns as p
 from kafkaops.statechange.filters import EntryFilter, compile_grep
 from kafkaops.statechange.sources import STATE_CHANGE_NAME

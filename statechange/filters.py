@@ -30,7 +30,8 @@ from datetime import datetime
 from itertools import accumulate, repeat
 from operator import add
 
-from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError, UsageError
+from kafkaops.cluster.common import log4j
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidTopicError, UsageError
 from kafkaops.statechange import patterns
 from kafkaops.statechange.parse import (
     ORPHAN_KEY,
@@ -142,12 +143,7 @@ def parse_time(value: str, option: str) -> str | None:
         raise InvalidArgumentError(
             f'Invalid {option} "{value}": expected a date and time in the format yyyy-MM-dd HH:mm:ss,SSS'
         ) from None
-    return format_timestamp(moment)
-
-
-def format_timestamp(moment: datetime) -> str:
-    """log4j's ISO8601 `%d`: `2024-05-01 13:00:00,123`."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
+    return log4j.timestamp(moment)
 
 
 def parse_ids(value: str, option: str) -> frozenset[int]:

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from kafkaops.cli.app import app
 from kafkaops.cli.state_change_log_merger import MergeFormat, merge_local
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.spark import merge
 from kafkaops.spark.merge_job import MergeJob, execute
 from kafkaops.statechange import sources

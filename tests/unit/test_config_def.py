@@ -11,6 +11,7 @@ validator failure (so a DOUBLE prints as Java's Double.toString) and the raw str
 from __future__ import annotations
 
 import pytest
+
 from kafkaops.admin.config_def import (
     TOPIC_CONFIGS,
     topic_config_value,
@@ -18,7 +19,7 @@ from kafkaops.admin.config_def import (
     validate_topic_config,
     validate_topic_config_names,
 )
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
 
 LONG_MAX = 2**63 - 1
 THROTTLE_FORMAT = (

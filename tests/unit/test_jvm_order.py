@@ -7,7 +7,8 @@ filled in the given order, then `keySet()` iterated); the comments show how each
 from __future__ import annotations
 
 import pytest
-from kafkaops.cluster.zk.jvm_order import hash_map_order, java_string_hash, properties_order
+
+from kafkaops.cluster.common.jvm_text import hash_map_order, java_string_hash, properties_order
 
 # --- String.hashCode -------------------------------------------------------------------------------
 
