@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 

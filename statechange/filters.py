@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
-import re._constants
-import re._parser
+import re._constants  # type: ignore[import-not-found]  # CPython internals: no stubs
+import re._parser  # type: ignore[import-not-found]
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -267,12 +267,12 @@ def required_literal(pattern: re.Pattern[str]) -> bytes | None:
     public API; if that fails (another Python), there is no literal and every entry is searched.
     """
     try:
-        parsed = re._parser.parse(pattern.pattern, pattern.flags)  # type: ignore[attr-defined]
+        parsed = re._parser.parse(pattern.pattern, pattern.flags)
         if parsed.state.flags & re.IGNORECASE:
             return None
         best, run = "", ""
         for opcode, value in parsed:
-            char = chr(value) if opcode is re._constants.LITERAL else ""  # type: ignore[attr-defined]
+            char = chr(value) if opcode is re._constants.LITERAL else ""
             if char and char not in "\r\n\ufffd":
                 run += char
                 best = max(best, run, key=len)

@@ -258,7 +258,8 @@ def scala_set_order(values: Iterable[T], hash_code: HashCode[T] | None = None) -
     distinct = list(dict.fromkeys(values))
     if len(distinct) <= SMALL_SET_SIZE:
         return distinct
-    return scala_hash_set_order(distinct, _hash_code(hash_code))
+    code: HashCode[T] = _hash_code(hash_code)
+    return scala_hash_set_order(distinct, code)
 
 
 @overload
@@ -307,7 +308,8 @@ def scala_immutable_set(values: Iterable[T], hash_code: HashCode[T]) -> str: ...
 def scala_immutable_set(values: Iterable[T], hash_code: HashCode[T] | None = None) -> str:
     """`toString` of a Scala 2.13 immutable `Set` built by adding `values` in this order, at any size:
     `Set(...)` in insertion order up to 4 elements, else `HashSet(...)` in hash-trie order."""
-    return scala_set_text(scala_set_order(values, _hash_code(hash_code)))
+    ordered: list[T] = scala_set_order(values, _hash_code(hash_code))
+    return scala_set_text(ordered)
 
 
 @overload
@@ -317,7 +319,8 @@ def scala_mutable_hash_set(values: Iterable[T], hash_code: HashCode[T]) -> str: 
 def scala_mutable_hash_set(values: Iterable[T], hash_code: HashCode[T] | None = None) -> str:
     """`toString` of a Scala 2.13 `mutable.HashSet` filled with `values` (Kafka's
     `updateMetadataRequestBrokerSet`): `HashSet(...)` at every size, in bucket order."""
-    ordered = scala_mutable_hash_order(values, _hash_code(hash_code))
+    code: HashCode[T] = _hash_code(hash_code)
+    ordered = scala_mutable_hash_order(values, code)
     return "HashSet(" + ", ".join(map(str, ordered)) + ")"
 
 

@@ -133,7 +133,7 @@ def _ascii_number(path: str, data: bytes | None, parse: Callable[[str], int]) ->
 
 
 def _partitions_list(path: str, data: bytes | None, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    entries = _field(path, data, obj, "partitions", list)
+    entries: list[dict[str, Any]] = _field(path, data, obj, "partitions", list)
     if any(not isinstance(e, dict) for e in entries):
         raise MalformedZNodeError(path, data, "an entry of 'partitions' is not an object")
     return entries

@@ -317,6 +317,20 @@ def test_static_configs_are_refused_before_values_are_parsed() -> None:
     assert broker_error(config) == "Cannot update these configs dynamically: Set(broker.id)"
 
 
+def test_several_static_configs_print_as_kafkas_scala_set() -> None:
+    # props.asScala.keySet.intersect(nonDynamicProps): the Properties' order, a HashSet beyond four
+    # (both texts printed by Kafka's code on Scala 2.13)
+    three = {"zookeeper.connect": "z", "log.dirs": "/d", "broker.id": "1"}
+    assert broker_error(three) == "Cannot update these configs dynamically: Set(zookeeper.connect, broker.id, log.dirs)"
+    five = dict.fromkeys(
+        ["broker.id", "log.dirs", "num.partitions", "zookeeper.connect", "log.retention.hours", "my.custom"], "1"
+    )
+    assert broker_error(five) == (
+        "Cannot update these configs dynamically: "
+        "HashSet(num.partitions, log.dirs, zookeeper.connect, log.retention.hours, broker.id)"
+    )
+
+
 @pytest.mark.parametrize("name", ["my.custom.config", "metric.reporters.custom", "x"])
 def test_custom_broker_configs_are_allowed(name: str) -> None:
     validate_broker_config({name: "anything at all"})
