@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from kafkaops.cluster.common.errors import (
@@ -35,6 +35,9 @@ from kafkaops.cluster.common.jvm_text import (
     java_split,
     java_trim,
     scala_hash_set_order,
+    scala_immutable_map,
+    scala_list_text,
+    scala_map_text,
     scala_set_order,
 )
 
@@ -226,9 +229,11 @@ def new_partitions_assignment(
     `assign_replicas_to_brokers`.
     """
     if 0 not in existing:
-        shown = _scala_immutable_map(
-            existing,
-            lambda r: f"ReplicaAssignment(replicas={_join(r, ',')}, addingReplicas=, removingReplicas=)",
+        shown = scala_immutable_map(
+            {
+                p: f"ReplicaAssignment(replicas={_join(r, ',')}, addingReplicas=, removingReplicas=)"
+                for p, r in existing.items()
+            }
         )
         raise AdminOperationError(
             f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing. "
@@ -306,7 +311,7 @@ def validate_create_assignment(assignment: Mapping[int, Sequence[int]]) -> None:
     if sizes == {0}:
         raise InvalidReplicationFactorError("Replication factor must be larger than 0.")
     if any(len(set(r)) != len(r) for r in assignment.values()):
-        shown = _scala_map("LinkedHashMap", assignment, lambda r: f"List({_join(r)})")
+        shown = scala_map_text(((p, scala_list_text(r)) for p, r in assignment.items()), "LinkedHashMap")
         raise InvalidReplicaAssignmentError(f"Duplicate replica assignment found: {shown}")
     if set(assignment) != set(range(len(assignment))):
         raise InvalidReplicaAssignmentError("partitions should be a consecutive 0-based integer sequence")
@@ -342,12 +347,3 @@ def _join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(map(str, values))
 
 
-def _scala_map(prefix: str, mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]) -> str:
-    return f"{prefix}({_join(f'{k} -> {show(mapping[k])}' for k in mapping)})"
-
-
-def _scala_immutable_map(mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]) -> str:
-    """Scala 2.13 immutable Map toString: Map1..Map4 keep insertion order, larger ones are HashMaps."""
-    if len(mapping) <= 4:
-        return _scala_map("Map", mapping, show)
-    return _scala_map("HashMap", {k: mapping[k] for k in scala_hash_set_order(mapping)}, show)

@@ -31,7 +31,7 @@ from kafkaops.cluster.common.config_types import (
     KNOWN_API_VERSIONS as KNOWN_API_VERSIONS,
 )
 from kafkaops.cluster.common.errors import InvalidConfigurationError
-from kafkaops.cluster.common.jvm_text import java_string_hash, properties_order, scala_immutable_set
+from kafkaops.cluster.common.jvm_text import java_list_text, java_string_hash, properties_order, scala_immutable_set
 
 
 def throttled_replicas(name: str, value: Any) -> None:
@@ -42,7 +42,7 @@ def throttled_replicas(name: str, value: Any) -> None:
         or "".join(map(str, value)).strip() == "*"
     ):
         return
-    shown = "[" + ", ".join(str(v) for v in value) + "]"  # java.util.List.toString
+    shown = java_list_text(value)
     raise config_error(
         name,
         shown,

@@ -8,7 +8,8 @@ One function per JVM behaviour, matching Java 11/17 and Scala 2.13 (the default 
 * the iteration orders of the hash tables whose contents Kafka prints or writes: `java.util.HashMap`
   and `java.util.Properties` of strings, Scala's immutable `Set`/`Map` (insertion order up to 4
   elements, CHAMP trie order of the improved hash codes beyond) and `mutable.HashSet`/`HashMap`;
-* Scala's `toString` of those collections: `Set(...)` / `HashSet(...)`, `List(...)`.
+* Scala's `toString` of those collections: `Set(...)` / `HashSet(...)`, `Map(k -> v)` / `HashMap(...)`,
+  `List(...)`.
 
 A Scala collection order takes the elements' Java hash code as `hash_code`; without one the elements
 are Ints, whose hash code is the value itself. Pure functions, no I/O.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import TypeVar, cast, overload
 
@@ -322,6 +323,23 @@ def scala_mutable_hash_set(values: Iterable[T], hash_code: HashCode[T] | None = 
     code: HashCode[T] = _hash_code(hash_code)
     ordered = scala_mutable_hash_order(values, code)
     return "HashSet(" + ", ".join(map(str, ordered)) + ")"
+
+
+def scala_map_text(entries: Iterable[tuple[object, object]], name: str = "Map") -> str:
+    """`toString` of a Scala Map whose iteration order is `entries`: `Map(1 -> a, 2 -> b)`; `name` is
+    the class's own (`Map`, `HashMap`, `LinkedHashMap`)."""
+    return f"{name}(" + ", ".join(f"{k} -> {v}" for k, v in entries) + ")"
+
+
+@overload
+def scala_immutable_map(mapping: Mapping[int, object]) -> str: ...
+@overload
+def scala_immutable_map(mapping: Mapping[T, object], hash_code: HashCode[T]) -> str: ...
+def scala_immutable_map(mapping: Mapping[T, object], hash_code: HashCode[T] | None = None) -> str:
+    """`toString` of a Scala 2.13 immutable `Map` built by adding `mapping`'s entries in order: `Map(...)`
+    in insertion order up to 4 entries, else `HashMap(...)` in the hash-trie order of the keys."""
+    keys: list[T] = scala_set_order(mapping, _hash_code(hash_code))
+    return scala_map_text(((k, mapping[k]) for k in keys), "Map" if len(keys) <= SMALL_SET_SIZE else "HashMap")
 
 
 def scala_list_text(values: Iterable[object]) -> str:

@@ -26,8 +26,10 @@ from kafkaops.cluster.common.jvm_text import (
     java_trim,
     properties_order,
     scala_hash_set_order,
+    scala_immutable_map,
     scala_immutable_set,
     scala_list_text,
+    scala_map_text,
     scala_mutable_hash_order,
     scala_mutable_hash_set,
     scala_set_order,
@@ -335,3 +337,12 @@ def test_properties_key_set_filtered_as_kafka_prints_it() -> None:
     ]  # fmt: skip
     static = [k for k in properties_order(keys) if k in {"log.dirs", "broker.id", "zookeeper.connect"}]
     assert scala_immutable_set(static, java_string_hash) == "Set(zookeeper.connect, broker.id, log.dirs)"
+
+
+def test_maps() -> None:
+    assert scala_immutable_map({3: "v3", 1: "v1", 2: "v2"}) == "Map(3 -> v3, 1 -> v1, 2 -> v2)"
+    assert scala_immutable_map({k: f"v{k}" for k in [0, 1, 2, 3, 9]}) == "HashMap(0 -> v0, 1 -> v1, 9 -> v9, 2 -> v2, 3 -> v3)"
+    assert scala_immutable_map({k: f"v{k}" for k in range(1, 7)}) == (
+        "HashMap(5 -> v5, 1 -> v1, 6 -> v6, 2 -> v2, 3 -> v3, 4 -> v4)"
+    )
+    assert scala_map_text([(1, "List(1, 2)")], "LinkedHashMap") == "LinkedHashMap(1 -> List(1, 2))"
