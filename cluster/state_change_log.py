@@ -30,6 +30,7 @@ from kafkaops.cluster.common.jvm_text import java_boolean_text, java_list_text, 
 from kafkaops.cluster.common.jvm_text import (  # TRANSITIONAL: the controller imports it from here
     scala_immutable_set as scala_immutable_set,
 )
+from kafkaops.cluster.common.log4j import MILLIS_SUFFIXES
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 LOGGER_NAME = "state.change.logger"
@@ -782,7 +783,7 @@ class StateChangeLogFile:
                     self._roll(self._hour)
                 if self._hour is None or hour > self._hour:
                     self._hour = hour
-            self._file.write(entry.format_at(log4j.with_millis(self._stamp, int(now * 1000) % 1000)))
+            self._file.write(entry.format_at(self._stamp + MILLIS_SUFFIXES[int(now * 1000) % 1000]))
             if now - self._last_flush >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._last_flush = now

@@ -3,8 +3,8 @@
 Kafka's `log4j.properties` lays its lines out as `[%d] %p %m (%c)%n`; `%d` is log4j's ISO8601 date
 (`2024-05-01 13:00:00,123`) in the JVM's zone, and `kafka-replica-verification` prints the same text
 through `SimpleDateFormat("yyyy-MM-dd HH:mm:ss,SSS")`. Writers that stamp many lines a second (the
-state-change log) format the seconds once per second, as log4j's own `CachedDateFormat` does, and add
-the milliseconds with `with_millis`.
+state-change log) format the seconds once per second, as log4j's own `CachedDateFormat` does, and
+append the milliseconds from `MILLIS_SUFFIXES`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ def second_text(moment: datetime) -> str:
     return moment.strftime(_SECONDS_FORMAT)
 
 
+MILLIS_SUFFIXES: tuple[str, ...] = tuple(f",{millis:03d}" for millis in range(1000))
+"""`,SSS` of each millisecond 0..999: a writer that caches `second_text` appends one, no formatting."""
+
+
 def with_millis(second: str, millis: int) -> str:
     """The timestamp from its `second_text` and the milliseconds within that second (0..999)."""
-    return f"{second},{millis:03d}"
+    return second + MILLIS_SUFFIXES[millis]
 
 
 def timestamp(moment: datetime) -> str:
