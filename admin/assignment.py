@@ -17,13 +17,12 @@ does not cover exactly the new partitions (Kafka's broker-side text for the same
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     BrokerNotAvailableError,
     InvalidArgumentError,
@@ -31,7 +30,16 @@ from kafkaops.cluster.errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
 )
-from kafkaops.cluster.zk.jvm_order import scala_hash_set_order, scala_set_order
+from kafkaops.cluster.common.jvm_text import (
+    java_parse_int,
+    java_split,
+    java_trim,
+    scala_hash_set_order,
+    scala_immutable_map,
+    scala_list_text,
+    scala_map_text,
+    scala_set_order,
+)
 
 __all__ = [
     "IntRandom",
@@ -221,9 +229,11 @@ def new_partitions_assignment(
     `assign_replicas_to_brokers`.
     """
     if 0 not in existing:
-        shown = _scala_immutable_map(
-            existing,
-            lambda r: f"ReplicaAssignment(replicas={_join(r, ',')}, addingReplicas=, removingReplicas=)",
+        shown = scala_immutable_map(
+            {
+                p: f"ReplicaAssignment(replicas={_join(r, ',')}, addingReplicas=, removingReplicas=)"
+                for p, r in existing.items()
+            }
         )
         raise AdminOperationError(
             f"Unexpected existing replica assignment for topic '{topic}', partition id 0 is missing. "
@@ -281,7 +291,8 @@ def check_brokers_available(partition: int, replicas: Sequence[int], brokers: Se
     if not set(brokers).issuperset(replicas):
         raise BrokerNotAvailableError(
             f"Some brokers specified for partition id {partition} are not available. Specified brokers: "
-            f"{_join(replicas)}, available brokers: {_join(scala_set_order(brokers))}."
+            f"{_join(replicas)}, available brokers: {_join(scala_set_order(brokers))}.",
+            named=False,
         )
 
 
@@ -300,31 +311,10 @@ def validate_create_assignment(assignment: Mapping[int, Sequence[int]]) -> None:
     if sizes == {0}:
         raise InvalidReplicationFactorError("Replication factor must be larger than 0.")
     if any(len(set(r)) != len(r) for r in assignment.values()):
-        shown = _scala_map("LinkedHashMap", assignment, lambda r: f"List({_join(r)})")
+        shown = scala_map_text(((p, scala_list_text(r)) for p, r in assignment.items()), "LinkedHashMap")
         raise InvalidReplicaAssignmentError(f"Duplicate replica assignment found: {shown}")
     if set(assignment) != set(range(len(assignment))):
         raise InvalidReplicaAssignmentError("partitions should be a consecutive 0-based integer sequence")
-
-
-_JAVA_INT = re.compile(r"[+-]?\d+")
-
-
-def _java_split(text: str, sep: str) -> list[str]:
-    """Java's `String.split` with limit 0: trailing empty strings are dropped, "" gives [""]."""
-    if sep not in text:
-        return [text]
-    parts = text.split(sep)
-    while parts and not parts[-1]:
-        parts.pop()
-    return parts
-
-
-def _java_to_int(text: str) -> int:
-    """Scala's `s.trim.toInt`: Java's trim (chars <= U+0020) and `Integer.parseInt`'s error text."""
-    trimmed = text.strip("".join(map(chr, range(33))))
-    if _JAVA_INT.fullmatch(trimmed) and -_INT_LIMIT <= (value := int(trimmed)) < _INT_LIMIT:
-        return value
-    raise InvalidArgumentError(f'For input string: "{trimmed}"')
 
 
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
@@ -341,8 +331,8 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     if not text:
         return {}
     assignment: dict[int, list[int]] = {}
-    for partition, part in enumerate(_java_split(text, ",")):
-        replicas = [_java_to_int(b) for b in _java_split(part, ":")]
+    for partition, part in enumerate(java_split(text, ",")):
+        replicas = [java_parse_int(java_trim(b)) for b in java_split(part, ":")]  # Scala's `s.trim.toInt`
         duplicates = {b for b in replicas if replicas.count(b) > 1}
         if duplicates:  # Kafka's CoreUtils.duplicates yields them in Scala HashMap order
             shown = _join(scala_hash_set_order(duplicates), ",")
@@ -357,12 +347,3 @@ def _join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(map(str, values))
 
 
-def _scala_map(prefix: str, mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]) -> str:
-    return f"{prefix}({_join(f'{k} -> {show(mapping[k])}' for k in mapping)})"
-
-
-def _scala_immutable_map(mapping: Mapping[int, Sequence[int]], show: Callable[[Sequence[int]], str]) -> str:
-    """Scala 2.13 immutable Map toString: Map1..Map4 keep insertion order, larger ones are HashMaps."""
-    if len(mapping) <= 4:
-        return _scala_map("Map", mapping, show)
-    return _scala_map("HashMap", {k: mapping[k] for k in scala_hash_set_order(mapping)}, show)

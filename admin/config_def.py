@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafkaops.cluster.config_types import (  # re-exported: admin's callers import them from here
+from kafkaops.cluster.common.config_types import (  # re-exported: admin's callers import them from here
     INT_MAX,
     LATEST_API_VERSION,
     LONG_MAX,
@@ -27,10 +27,11 @@ from kafkaops.cluster.config_types import (  # re-exported: admin's callers impo
     one_of,
     parse_value,
 )
-from kafkaops.cluster.config_types import (
+from kafkaops.cluster.common.config_types import (
     KNOWN_API_VERSIONS as KNOWN_API_VERSIONS,
 )
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
+from kafkaops.cluster.common.jvm_text import java_list_text, java_string_hash, properties_order, scala_immutable_set
 
 
 def throttled_replicas(name: str, value: Any) -> None:
@@ -41,7 +42,7 @@ def throttled_replicas(name: str, value: Any) -> None:
         or "".join(map(str, value)).strip() == "*"
     ):
         return
-    shown = "[" + ", ".join(str(v) for v in value) + "]"  # java.util.List.toString
+    shown = java_list_text(value)
     raise config_error(
         name,
         shown,
@@ -265,20 +266,17 @@ BROKER_STATIC_CONFIGS = frozenset(
 """KafkaConfig names that are not dynamic: `Cannot update these configs dynamically` (custom names pass)."""
 
 
-def scala_set(items: Sequence[str]) -> str:
-    """Scala `Set#toString` (insertion order: small sets of names as Kafka prints them here)."""
-    return "Set(" + ", ".join(items) + ")"
-
-
 def validate_broker_config(config: Mapping[str, str]) -> None:
     """`DynamicConfig.Broker.validate` + `DynamicBrokerConfig.validateConfigs` for a ZooKeeper write.
 
     Custom (non-Kafka) names are allowed, as Kafka allows them; known dynamic names are parsed and
     validated; static broker configs are refused.
     """
-    static = [name for name in config if name in BROKER_STATIC_CONFIGS]
+    # Kafka: `props.asScala.keySet.intersect(nonDynamicProps)`, a Scala Set in the Properties' order
+    static = [name for name in properties_order(config) if name in BROKER_STATIC_CONFIGS]
     if static:
-        raise InvalidConfigurationError(f"Cannot update these configs dynamically: {scala_set(static)}")
+        names = scala_immutable_set(static, java_string_hash)
+        raise InvalidConfigurationError(f"Cannot update these configs dynamically: {names}")
     for name, value in config.items():
         key = BROKER_DYNAMIC_CONFIGS.get(name)
         if key is not None:

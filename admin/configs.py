@@ -14,18 +14,13 @@ from pathlib import Path
 
 from kafkaops.admin.config_def import (
     BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING,
-    scala_set,
     validate_broker_config,
     validate_topic_config,
 )
 from kafkaops.admin.topics import validate_topic_name
-from kafkaops.cluster.errors import (
-    InvalidArgumentError,
-    InvalidConfigurationError,
-    UnknownTopicOrPartitionError,
-)
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.jvm_text import java_string_hash, properties_order, scala_immutable_set
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import properties_order
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
 SUPPORTED_ENTITY_TYPES = (ConfigType.TOPIC, ConfigType.BROKER)
@@ -127,7 +122,7 @@ def alter_config(
     if entity.entity_type == ConfigType.TOPIC:
         validate_topic_name(entity.name)
         if not zk.topic_exists(entity.name):
-            raise UnknownTopicOrPartitionError(f"Topic '{entity.name}' does not exist.")
+            raise UnknownTopicOrPartitionError(f"Topic '{entity.name}' does not exist.", named=False)
         validate_topic_config(config)
     else:
         validate_broker_config(config)
@@ -137,10 +132,12 @@ def alter_config(
 
 def _check_brokers_not_running(zk: KafkaZkClient, entity: ConfigEntity, add: Mapping[str, str]) -> None:
     """Only the replication quotas may change through ZooKeeper while the broker runs (Kafka 2.x)."""
-    dynamic = [key for key in add if key not in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING]
+    # Kafka: `configsToBeAdded.asScala.keySet.filterNot(...)`, a Scala Set in the Properties' order
+    dynamic = [key for key in properties_order(add) if key not in BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING]
     if not dynamic:
         return
-    message = f"--bootstrap-server option must be specified to update broker configs {scala_set(dynamic)}."
+    names = scala_immutable_set(dynamic, java_string_hash)
+    message = f"--bootstrap-server option must be specified to update broker configs {names}."
     info = (
         "Broker configuration updates using ZooKeeper are supported for bootstrapping before brokers"
         " are started to enable encrypted password configs to be stored in ZooKeeper."

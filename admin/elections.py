@@ -12,7 +12,7 @@ Two ways to ask for an election, one result model:
   broker forwards it to the controller, which elects (preferred or unclean) and answers per partition.
 
 Either way the answer is an `ElectionResult`: per partition no error (elected) or the Kafka error the
-controller answers (`cluster.protocol.errors` classes: ELECTION_NOT_NEEDED, UNKNOWN_TOPIC_OR_PARTITION,
+controller answers (the floor's `errors` classes: ELECTION_NOT_NEEDED, UNKNOWN_TOPIC_OR_PARTITION,
 PREFERRED_LEADER_NOT_AVAILABLE, ...), so a broker's ElectLeaders response maps onto it code for code.
 Nothing here prints; the CLI renders Kafka's texts.
 """
@@ -28,8 +28,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from kazoo.exceptions import NodeExistsError
 
 from kafkaops.admin.kafka_text import (
-    INT_MAX,
-    INT_MIN,
     duplicates,
     json_array,
     json_field,
@@ -37,25 +35,30 @@ from kafkaops.admin.kafka_text import (
     json_object,
     json_string,
     load_json,
-    scala_hash_order,
-    scala_mutable_order,
-    scala_set_order,
     topic_partition_hash,
 )
 from kafkaops.admin.reassignment_ops import legal_topics
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
+    AdminOperationError,
     BrokerError,
     ElectionNotNeededError,
+    InvalidArgumentError,
     InvalidTopicError,
     PreferredLeaderNotAvailableError,
     RequestTimedOutError,
     UnknownTopicOrPartitionError,
     for_code,
 )
+from kafkaops.cluster.common.jvm_text import (
+    INT_MAX,
+    INT_MIN,
+    java_string_hash,
+    scala_hash_set_order,
+    scala_mutable_hash_order,
+    scala_set_order,
+)
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import java_string_hash
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -182,12 +185,12 @@ class ElectionResult:
     @property
     def succeeded(self) -> list[TopicPartition]:
         """In the order Kafka prints them (a Scala 2.13 `mutable.Set`)."""
-        return scala_mutable_order((tp for tp, e in self.results.items() if e is None), topic_partition_hash)
+        return scala_mutable_hash_order((tp for tp, e in self.results.items() if e is None), topic_partition_hash)
 
     @property
     def not_needed(self) -> list[TopicPartition]:
         """ELECTION_NOT_NEEDED: the wanted leader already leads."""
-        return scala_mutable_order(
+        return scala_mutable_hash_order(
             (tp for tp, e in self.results.items() if isinstance(e, ElectionNotNeededError)), topic_partition_hash
         )
 
@@ -197,7 +200,7 @@ class ElectionResult:
         errors = {
             tp: e for tp, e in self.results.items() if e is not None and not isinstance(e, ElectionNotNeededError)
         }
-        return {tp: errors[tp] for tp in scala_mutable_order(errors, topic_partition_hash)}
+        return {tp: errors[tp] for tp in scala_mutable_hash_order(errors, topic_partition_hash)}
 
 
 _JAVA_EXCEPTION_NAMES = {
@@ -236,7 +239,7 @@ def election_znode_order(partitions: PartitionSet) -> list[TopicPartition]:
         h = ((topic_key ^ java_string_hash(tp.topic)) + (partition_key ^ tp.partition)) & 0xFFFFFFFF
         return h - (1 << 32) if h >= 1 << 31 else h
 
-    return scala_hash_order(partitions.items, map_hash)
+    return scala_hash_set_order(partitions.items, map_hash)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -318,9 +321,9 @@ def classify_preferred(
     for tp in requested:
         assignment = assignments.get(tp)
         if assignment is None or not assignment.replicas:
-            decided[tp] = UnknownTopicOrPartitionError("The partition does not exist.")
+            decided[tp] = UnknownTopicOrPartitionError("The partition does not exist.", named=True)
         elif tp.topic in deleting:
-            decided[tp] = InvalidTopicError("The topic is being deleted")
+            decided[tp] = InvalidTopicError("The topic is being deleted", named=True)
         elif leaders.get(tp) == assignment.replicas[0]:
             decided[tp] = ElectionNotNeededError("Leader election not needed for topic partition.")
         else:
@@ -415,7 +418,7 @@ def elect_leaders_via_broker(
 ) -> ElectionResult:
     """An ElectLeaders request (v1+: election type) to the controller through `bootstrap_server`;
     `partitions` None asks for every partition (Kafka sends null). Each partition's error code maps to
-    its `cluster.protocol.errors` class (`for_code(code)(message)`), None for NONE. Any broker may be
+    its `errors` class (`for_code(code)(message)`), None for NONE. Any broker may be
     asked: ours forward ElectLeaders to the controller. `admin_config` (Kafka's admin client properties)
     has nothing our client needs; it is accepted and ignored.
 
@@ -433,7 +436,10 @@ def elect_leaders_via_broker(
             raise RequestTimedOutError(TIMEOUT_MESSAGE) from error
     return ElectionResult(
         election_type,
-        {tp: None if code == 0 else for_code(code)(message or "") for tp, (code, message) in answers.items()},
+        {
+            tp: None if code == 0 else for_code(code)(message or "", named=True)
+            for tp, (code, message) in answers.items()
+        },
     )
 
 

@@ -1,32 +1,37 @@
-"""What Kafka's admin tools print that comes from Scala and Jackson rather than from their own code.
+"""What Kafka's admin tools print that comes from Kafka's own helpers rather than from their code.
 
-Two families of facts, shared by the reassignment and election tools:
+Shared by the reassignment and election tools:
 
 * Kafka's JSON decoder (`kafka.utils.json`): the texts it raises for a file of the wrong shape;
-* the iteration order and `toString` of the Scala 2.13 collections whose contents end up in a message
-  or a znode (reference §0.2): immutable sets and maps (insertion order up to 4 entries, CHAMP trie order
-  of the improved hash codes beyond), mutable hash sets and maps (bucket order), `Set(...)`/`List(...)`.
+* `TopicPartition.hashCode` and `CoreUtils.duplicates`, which order what the tools print through the
+  Scala 2.13 collections of the floor's `jvm_text` (reference §0.2).
 
-The orders are computed from Java hash codes (`String.hashCode`, `TopicPartition.hashCode`, ...), with
-`cluster/zk/jvm_order` doing the trie and bucket arithmetic; this module adapts them to any value with a
-known Java hash code. Pure functions, no I/O.
+The JVM names this module used to hold (`scala_set_order`, `scala_set_text`, `scala_list_text`, ...) live
+in `kafkaops.cluster.common.jvm_text`; they are re-exported here until every importer is rewritten.
+Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
-from kafkaops.cluster.zk.jvm_order import java_string_hash, scala_hash_set_order, scala_mutable_hash_order
+from kafkaops.cluster.common.errors import AdminOperationError, InvalidArgumentError
+from kafkaops.cluster.common.jvm_text import INT_MAX as INT_MAX
+from kafkaops.cluster.common.jvm_text import INT_MIN as INT_MIN
+from kafkaops.cluster.common.jvm_text import int_hash as int_hash
+from kafkaops.cluster.common.jvm_text import java_string_hash, scala_hash_set_order, scala_mutable_hash_order
+from kafkaops.cluster.common.jvm_text import scala_list_text as scala_list_text
+from kafkaops.cluster.common.jvm_text import scala_set_order as scala_set_order
+from kafkaops.cluster.common.jvm_text import scala_set_text as scala_set_text
 from kafkaops.cluster.zk.values import TopicPartition
 
 T = TypeVar("T", bound=Hashable)
 
-INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
-_SMALL_COLLECTION = 4
-"""Scala's `Set1`..`Set4` / `Map1`..`Map4` keep insertion order; a fifth element makes a hash trie."""
+# TRANSITIONAL: the old names of two jvm_text functions, for importers not yet rewritten
+scala_hash_order = scala_hash_set_order
+scala_mutable_order = scala_mutable_hash_order
 
 
 # --- Kafka's JSON decoder (`kafka.utils.json`), with its texts -------------------------------------
@@ -89,38 +94,7 @@ def topic_partition_hash(tp: TopicPartition) -> int:
     return _signed(31 * (31 + tp.partition) + java_string_hash(tp.topic))
 
 
-def int_hash(value: int) -> int:
-    """`Int.##` (and `java.lang.Integer.hashCode`): the value itself."""
-    return value
-
-
-# --- Scala 2.13 collection orders ----------------------------------------------------------------
-
-
-def _by_hash(values: Iterable[T], hash_code: Callable[[T], int]) -> dict[int, list[T]]:
-    by_hash: dict[int, list[T]] = {}
-    for value in values:
-        by_hash.setdefault(hash_code(value), []).append(value)
-    return by_hash
-
-
-def scala_hash_order(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
-    """Iteration order of a Scala 2.13 immutable `HashSet` / `HashMap` keys (CHAMP trie), any size."""
-    by_hash = _by_hash(dict.fromkeys(values), hash_code)
-    return [v for h in scala_hash_set_order(by_hash) for v in by_hash[h]]
-
-
-def scala_set_order(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
-    """An immutable `Set` (or `Map` keys, `Seq.toSet`, `Seq.toMap`) built from `values` in this order:
-    insertion order up to 4 distinct elements, hash-trie order beyond."""
-    distinct = list(dict.fromkeys(values))
-    return distinct if len(distinct) <= _SMALL_COLLECTION else scala_hash_order(distinct, hash_code)
-
-
-def scala_mutable_order(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
-    """A Scala 2.13 `mutable.HashSet` / `mutable.HashMap` keys filled with `values` (bucket order)."""
-    by_hash = _by_hash(dict.fromkeys(values), hash_code)
-    return [v for h in scala_mutable_hash_order(by_hash) for v in by_hash[h]]
+# --- Kafka's helpers ----------------------------------------------------------------------------
 
 
 def duplicates(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
@@ -135,16 +109,4 @@ def duplicates(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
     repeated = [v for v, n in seen.items() if n > 1]
     if len(repeated) <= 1:
         return repeated
-    return scala_hash_order(repeated, hash_code)
-
-
-def scala_set_text(values: Sequence[object]) -> str:
-    """Scala 2.13 `Set#toString` of a set already in its iteration order: `Set(a, b)` up to 4
-    elements, `HashSet(a, b, ...)` beyond."""
-    name = "Set" if len(values) <= _SMALL_COLLECTION else "HashSet"
-    return f"{name}({', '.join(map(str, values))})"
-
-
-def scala_list_text(values: Sequence[object]) -> str:
-    """Scala's `List(1, 2)` (Kafka decodes JSON arrays into immutable Seqs, i.e. Lists)."""
-    return f"List({', '.join(map(str, values))})"
+    return scala_hash_set_order(repeated, hash_code)

@@ -15,9 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kafkaops.admin.kafka_text import INT_MAX as _INT_MAX
-from kafkaops.admin.kafka_text import INT_MIN as _INT_MIN
-from kafkaops.admin.kafka_text import duplicates, int_hash, topic_partition_hash
+from kafkaops.admin.kafka_text import duplicates, topic_partition_hash
 from kafkaops.admin.kafka_text import json_array as _array
 from kafkaops.admin.kafka_text import json_field as _field
 from kafkaops.admin.kafka_text import json_int as _int
@@ -25,10 +23,10 @@ from kafkaops.admin.kafka_text import json_object as _object
 from kafkaops.admin.kafka_text import json_string as _string
 from kafkaops.admin.kafka_text import load_json as _load
 from kafkaops.admin.kafka_text import node_text as _node
-from kafkaops.admin.kafka_text import scala_list_text as _scala_list
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.jvm_text import int_hash, java_parse_int, java_split, java_string_hash
+from kafkaops.cluster.common.jvm_text import scala_list_text as _scala_list
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import java_string_hash
 from kafkaops.cluster.zk.values import TopicPartition
 
 __all__ = [
@@ -112,23 +110,11 @@ def parse_broker_list(text: str) -> list[int]:
     Java's split drops trailing empty strings; `toInt` does not trim, so `"1, 2"` fails on `" 2"`.
     Raises InvalidArgumentError (`For input string: "x"`, `Broker list contains duplicate entries: 1`).
     """
-    parts = text.split(",")
-    if len(parts) > 1:  # Java keeps a lone "" (no separator found) but drops every trailing empty string
-        while parts and parts[-1] == "":
-            parts.pop()
-    brokers = [_java_parse_int(part) for part in parts]
+    brokers = [java_parse_int(part) for part in java_split(text, ",")]
     repeated = duplicates(brokers, int_hash)
     if repeated:
         raise InvalidArgumentError(f"Broker list contains duplicate entries: {','.join(map(str, repeated))}")
     return brokers
-
-
-def _java_parse_int(text: str) -> int:
-    """`Integer.parseInt`: an optional sign and ASCII digits, within a Java int."""
-    body = text[1:] if text[:1] in "+-" else text
-    if body and body.isascii() and body.isdigit() and _INT_MIN <= (value := int(text)) <= _INT_MAX:
-        return value
-    raise InvalidArgumentError(f'For input string: "{text}"')
 
 
 # --- reassignment --------------------------------------------------------------------------------
@@ -322,7 +308,7 @@ def select_current(
         by_topic.setdefault(topic, []).append((partition, replicas))
     for topic in topics:
         if topic not in by_topic:
-            raise UnknownTopicOrPartitionError(f"Topic {topic} not found.")
+            raise UnknownTopicOrPartitionError(f"Topic {topic} not found.", named=False)
     return {(t, p): list(r) for t in topics for p, r in sorted(by_topic[t])}
 
 
@@ -368,5 +354,5 @@ def parse_broker_racks(text: str) -> dict[int, str]:
         broker, colon, rack = item.partition(":")
         if not colon or not rack:
             raise InvalidArgumentError(f'Invalid --broker-racks entry "{item}": expected <broker id>:<rack>')
-        racks[_java_parse_int(broker)] = rack
+        racks[java_parse_int(broker)] = rack
     return racks

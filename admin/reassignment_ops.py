@@ -34,13 +34,14 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkaops.admin import configs as admin_configs
 from kafkaops.admin.config_def import validate_broker_config, validate_topic_config
-from kafkaops.admin.kafka_text import int_hash, scala_list_text, scala_set_order, topic_partition_hash
+from kafkaops.admin.kafka_text import topic_partition_hash
 from kafkaops.admin.reassignment import ReassignmentEntry, check_reassignment_entries
 from kafkaops.admin.topics import validate_topic_name
-from kafkaops.cluster.errors import AdminOperationError, BadVersionError, InvalidTopicError, UserError
+from kafkaops.cluster.common.errors import AdminOperationError, InvalidTopicError, ZNodeVersionConflictError
+from kafkaops.cluster.common.errors import TerseReassignmentFailure as TerseReassignmentFailure
+from kafkaops.cluster.common.jvm_text import int_hash, java_string_hash, scala_list_text, scala_set_order
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
-from kafkaops.cluster.zk.jvm_order import java_string_hash
 from kafkaops.cluster.zk.values import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 # Throttles set at the level of a broker (Kafka's `DynamicConfig.Broker`) and of a topic (`LogConfig`).
@@ -64,14 +65,6 @@ LOG_DIRS_NEED_BOOTSTRAP_MESSAGE = "bootstrap-server needs to be provided when re
 
 WRITE_ATTEMPTS = 5
 """Read-modify-write rounds on `/admin/reassign_partitions` before giving up on a busy controller."""
-
-
-class TerseReassignmentFailure(UserError):
-    """Kafka's `TerseReassignmentFailureException`: printed as is, without Kafka's `Error: ` lead-in.
-
-    It belongs with the other error types in `cluster/errors.py`; it lives here until that module can
-    take it (the cluster room is being edited by others).
-    """
 
 
 # --- pure rules ----------------------------------------------------------------------------------
@@ -367,7 +360,7 @@ def apply_execute(zk: KafkaZkClient, plan: ExecutePlan) -> None:
     then `/admin/reassign_partitions` — Kafka's order.
 
     Raises TerseReassignmentFailure if another reassignment appeared since `plan_execute` (without
-    `additional`), BadVersionError if the znode kept changing under us.
+    `additional`), ZNodeVersionConflictError if the znode kept changing under us.
     """
     for topic, values in plan.topic_throttles.items():
         admin_configs.alter_config(zk, admin_configs.ConfigEntity(znodes.ConfigType.TOPIC, topic), values, [])
@@ -381,7 +374,7 @@ def write_pending(zk: KafkaZkClient, updates: Mapping[TopicPartition, Sequence[i
     existing znode (listed ones keep their place, new ones are appended), conditional on the version
     read so that a controller removing a finished partition meanwhile is not undone.
 
-    Raises TerseReassignmentFailure (the znode exists and `merge` is False), BadVersionError.
+    Raises TerseReassignmentFailure (the znode exists and `merge` is False), ZNodeVersionConflictError.
     """
     path = znodes.ReassignPartitionsZNode.path()
     zk.ensure_paths([znodes.AdminZNode.path()])
@@ -402,7 +395,7 @@ def write_pending(zk: KafkaZkClient, updates: Mapping[TopicPartition, Sequence[i
                 raise TerseReassignmentFailure(CANNOT_EXECUTE_MESSAGE) from None
         except (ZkBadVersionError, NoNodeError):
             continue
-    raise BadVersionError(f"{path} kept changing while it was being updated; nothing was written")
+    raise ZNodeVersionConflictError(f"{path} kept changing while it was being updated; nothing was written")
 
 
 # --- --verify ------------------------------------------------------------------------------------
@@ -579,7 +572,7 @@ def cancel_reassignment(
     picked it up yet) into `/admin/reassign_partitions`, then clear the throttles unless preserved
     (Kafka 2.8 `cancelAssignment` clears them whatever is still active).
 
-    Raises AdminOperationError for log-dir moves (they need --bootstrap-server), BadVersionError.
+    Raises AdminOperationError for log-dir moves (they need --bootstrap-server), ZNodeVersionConflictError.
     """
     refuse_log_dirs(entries)
     targets = targets_of(entries)

@@ -53,10 +53,18 @@ from kafkaops.admin.kafka_client import (
     KafkaClient,
     RawFetchResult,
 )
-from kafkaops.admin.kafka_text import scala_hash_order, topic_partition_hash
-from kafkaops.admin.topics import java_split, topic_whitelist
-from kafkaops.cluster.errors import BrokerNotAvailableError, InvalidArgumentError, KafkaOpsError, UsageError
-from kafkaops.cluster.protocol.errors import BrokerError, CorruptMessageError, from_code
+from kafkaops.admin.kafka_text import topic_partition_hash
+from kafkaops.admin.topics import topic_whitelist
+from kafkaops.cluster.common.errors import (
+    BrokerError,
+    BrokerNotAvailableError,
+    CorruptMessageError,
+    InvalidArgumentError,
+    KafkaOpsError,
+    UsageError,
+    from_code,
+)
+from kafkaops.cluster.common.jvm_text import java_split, scala_hash_set_order
 from kafkaops.cluster.protocol.records import iter_batches
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -227,7 +235,7 @@ def kafka_partition_order(partitions: Iterable[TopicPartition]) -> list[TopicPar
     mismatch lines: `expectedReplicasPerTopicPartition` is an immutable map (CHAMP order of the
     partitions' hash codes; partitions whose hash codes are equal keep the order given), whose keys fill
     the `recordsCache` pool (a ConcurrentHashMap) that each round iterates."""
-    return _concurrent_hash_map_order(scala_hash_order(partitions, topic_partition_hash))
+    return _concurrent_hash_map_order(scala_hash_set_order(partitions, topic_partition_hash))
 
 
 def kafka_replica_order(replicas: Iterable[int]) -> list[int]:
@@ -458,7 +466,7 @@ class OncePass:
 def validate_broker_list(broker_list: str) -> None:
     """`ToolsUtils.validatePortOrDie`: every comma-separated item must end in `:<digits>`. Raises UsageError
     with Kafka's text (printed with the usage, exit 1)."""
-    items = java_split(broker_list, ",") if "," in broker_list else [broker_list]
+    items = java_split(broker_list, ",")
     if not items or not all(_HOST_PORT.fullmatch(item) for item in items):
         raise UsageError(INVALID_BROKER_LIST)
 
@@ -505,7 +513,8 @@ def check_brokers_available(
         detail = "; ".join(f"broker {b} (replicas of {', '.join(tps)})" for b, tps in sorted(missing.items()))
         raise BrokerNotAvailableError(
             f"Cannot verify replicas on brokers that are not available: {detail}. Every replica's broker must be "
-            "up when the verification starts."
+            "up when the verification starts.",
+            named=False,
         )
 
 
@@ -735,7 +744,7 @@ class ReplicaVerifier:
 def with_context(error: KafkaOpsError, context: str) -> KafkaOpsError:
     """The same kind of error with `context` in front of its message (Kafka's error name stays first)."""
     if isinstance(error, BrokerError):
-        return type(error)(f"{context}: {error.message}")
+        return type(error)(f"{context}: {error.message}", named=error.named)
     return KafkaOpsError(f"{context}: {error}")
 
 

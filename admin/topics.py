@@ -16,15 +16,15 @@ from kafkaops.admin.config_def import (
     validate_topic_config,
     validate_topic_config_names,
 )
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     InvalidArgumentError,
     InvalidTopicError,
     TopicExistsError,
 )
+from kafkaops.cluster.common.jvm_text import hash_map_order, java_split
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.jvm_order import hash_map_order
 from kafkaops.cluster.zk.values import INTERNAL_TOPICS, ReplicaAssignment, TopicAssignment, TopicPartition
 
 MAX_NAME_LENGTH = 249
@@ -89,14 +89,6 @@ def ensure_topic_exists(selected: Sequence[str], topic: str | None, required: bo
 
 
 # --- parsing of command-line values -------------------------------------------------------------
-
-
-def java_split(text: str, regex: str) -> list[str]:
-    """Java's `String.split(regex)`: trailing empty strings are dropped (`"a="` gives `["a"]`)."""
-    parts = re.split(regex, text)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
 
 
 def parse_topic_configs(items: Sequence[str]) -> dict[str, str]:

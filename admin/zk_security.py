@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from kazoo.exceptions import NoNodeError
 from kazoo.security import ACL
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.cluster.zk.acls import SECURE_ROOT_PATHS, acls_for
 from kafkaops.cluster.zk.client import KafkaZkClient
 

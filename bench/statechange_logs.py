@@ -16,6 +16,8 @@ import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from kafkaops.cluster.common import log4j
+
 VERSIONS = ("0.8", "1.1", "2.8")
 TOPICS = ("orders", "payments-v2", "audit.log", "__consumer_offsets", "user-events-eu-1")
 STACK = (
@@ -29,10 +31,6 @@ STACK = (
     "\tat kafka.controller.KafkaController.process(KafkaController.scala:2375)",
     "\tat kafka.controller.ControllerEventManager$ControllerEventThread.doWork(ControllerEventManager.scala:137)",
 )
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
 
 
 def _message(version: str, broker: int, controller: bool, rng: random.Random) -> tuple[str, str]:
@@ -78,15 +76,16 @@ def broker_lines(broker: int, entries: int, start: datetime, seed: int) -> Itera
         if rng.random() < 0.0005:
             tp = f"{rng.choice(TOPICS)}-{rng.randrange(50)}"
             line = (
-                f"[{_stamp(moment)}] ERROR [Controller id={broker} epoch=7] Controller {broker} epoch 7 failed "
-                f"to change state for partition {tp} from OfflinePartition to OnlinePartition (state.change.logger)"
+                f"[{log4j.timestamp(moment)}] ERROR [Controller id={broker} epoch=7] Controller {broker} epoch 7 "
+                f"failed to change state for partition {tp} from OfflinePartition to OnlinePartition "
+                "(state.change.logger)"
             )
             yield moment, line
             for trace in STACK:
                 yield moment, trace.format(tp=tp)
             continue
         level, message = _message(version, broker, controller, rng)
-        yield moment, f"[{_stamp(moment)}] {level} {message} (state.change.logger)"
+        yield moment, f"[{log4j.timestamp(moment)}] {level} {message} (state.change.logger)"
 
 
 def write_fleet(

@@ -36,6 +36,8 @@ from typing import NamedTuple
 
 from statechange_logs import TOPICS, write_fleet
 
+from kafkaops.cluster.common import log4j
+
 KAFKAOPS = os.path.join(os.path.dirname(sys.executable), "kafkaops")
 START = datetime(2024, 5, 1, 12, 0, 0)
 
@@ -104,11 +106,7 @@ def window(first: bytes, last: bytes) -> list[str]:
     fmt = "%Y-%m-%d %H:%M:%S,%f"
     low, high = (datetime.strptime(stamp.decode() + "000", fmt) for stamp in (first, last))
     third = (high - low) / 3
-    return ["--start-time", _stamp(low + third), "--end-time", _stamp(high - third)]
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
+    return ["--start-time", log4j.timestamp(low + third), "--end-time", log4j.timestamp(high - third)]
 
 
 def main() -> None:

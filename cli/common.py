@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient

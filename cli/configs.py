@@ -12,7 +12,7 @@ from kafkaops.admin import configs as admin_configs
 from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
 DESCRIPTION = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"

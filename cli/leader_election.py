@@ -17,7 +17,7 @@ from kafkaops.admin import elections
 from kafkaops.cli.common import ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors
 from kafkaops.cli.preferred_replica_election import EXACTLY_ONE_CONNECTION, OutputOption, print_result, read_file
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
 from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (

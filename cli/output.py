@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from kafkaops.cluster.errors import KafkaOpsError, UsageError, UserError
+from kafkaops.cluster.common.errors import KafkaOpsError, UsageError, UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

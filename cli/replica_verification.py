@@ -22,7 +22,6 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Iterator
-from datetime import datetime
 from types import FrameType
 from typing import Annotated, Any
 
@@ -31,7 +30,8 @@ from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import replica_verification as rv
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common import log4j
+from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
 
 DESCRIPTION = "Validate that all replicas for a set of topics have the same data."
 
@@ -41,7 +41,7 @@ DESCRIPTION = "Validate that all replicas for a set of topics have the same data
 
 def timestamp_text(time_ms: int) -> str:
     """`SimpleDateFormat("yyyy-MM-dd HH:mm:ss,SSS")` in the local time zone."""
-    return datetime.fromtimestamp(time_ms // 1000).strftime("%Y-%m-%d %H:%M:%S") + f",{time_ms % 1000:03d}"
+    return log4j.timestamp_ms(time_ms)
 
 
 def started_line(time_ms: int) -> str:

@@ -19,7 +19,7 @@ import typer
 from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.cli.output import kafka_errors
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
 from kafkaops.statechange import filters, sources, writers
 from kafkaops.statechange.filters import EntryFilter
 from kafkaops.statechange.merge import merge_logs

@@ -17,7 +17,7 @@ from kafkaops.cli.common import (
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
-from kafkaops.cluster.errors import UsageError
+from kafkaops.cluster.common.errors import UsageError
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 ERROR_PREFIX = "Error while executing topic command : "

@@ -13,7 +13,7 @@ import typer
 from kafkaops.admin.zk_security import migrate
 from kafkaops.cli.common import zookeeper_credentials
 from kafkaops.cli.output import kafka_errors
-from kafkaops.cluster.errors import UsageError
+from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.zk.client import connect
 
 USAGE = (

@@ -25,36 +25,18 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from types import TracebackType
 
-from kafkaops.cluster.zk.jvm_order import scala_hash_set_order, scala_mutable_hash_order
+from kafkaops.cluster.common import log4j
+from kafkaops.cluster.common.jvm_text import java_boolean_text, java_list_text, scala_mutable_hash_set
+from kafkaops.cluster.common.jvm_text import (  # TRANSITIONAL: the controller imports it from here
+    scala_immutable_set as scala_immutable_set,
+)
+from kafkaops.cluster.common.log4j import MILLIS_SUFFIXES
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 LOGGER_NAME = "state.change.logger"
 FILE_NAME = "state-change.log"
 
-# --- Scala collection printing -------------------------------------------------------------------
-
-
-def scala_immutable_set(ids: Sequence[int]) -> str:
-    """`toString` of a Scala 2.13 immutable `Set[Int]` built by inserting `ids` in order: `Set(...)` in
-    insertion order up to 4 elements, else `HashSet(...)` in hash-trie order (reference §0.2 rule 4)."""
-    unique = list(dict.fromkeys(ids))
-    if len(unique) <= 4:
-        return "Set(" + ", ".join(map(str, unique)) + ")"
-    return "HashSet(" + ", ".join(map(str, scala_hash_set_order(unique))) + ")"
-
-
-def scala_mutable_hash_set(ids: Iterable[int]) -> str:
-    """`toString` of a Scala 2.13 `mutable.HashSet[Int]` (Kafka's `updateMetadataRequestBrokerSet`)."""
-    return "HashSet(" + ", ".join(map(str, scala_mutable_hash_order(ids))) + ")"
-
-
-def _java_list(ids: Iterable[int]) -> str:
-    """`java.util.List.toString` inside generated messages (`MessageUtil.deepToString`)."""
-    return "[" + ", ".join(map(str, ids)) + "]"
-
-
-def _java_bool(value: bool) -> str:
-    return "true" if value else "false"
+# --- Scala and Java collection printing (the JVM's own text is on the floor) -----------------------
 
 
 def _csv(ids: Iterable[object]) -> str:
@@ -119,9 +101,9 @@ class LeaderAndIsrPartitionState:
         return (
             f"LeaderAndIsrPartitionState(topicName='{self.topic_name}', partitionIndex={self.partition_index}, "
             f"controllerEpoch={self.controller_epoch}, leader={self.leader}, leaderEpoch={self.leader_epoch}, "
-            f"isr={_java_list(self.isr)}, zkVersion={self.zk_version}, replicas={_java_list(self.replicas)}, "
-            f"addingReplicas={_java_list(self.adding_replicas)}, "
-            f"removingReplicas={_java_list(self.removing_replicas)}, isNew={_java_bool(self.is_new)})"
+            f"isr={java_list_text(self.isr)}, zkVersion={self.zk_version}, replicas={java_list_text(self.replicas)}, "
+            f"addingReplicas={java_list_text(self.adding_replicas)}, "
+            f"removingReplicas={java_list_text(self.removing_replicas)}, isNew={java_boolean_text(self.is_new)})"
         )
 
 
@@ -147,8 +129,8 @@ class UpdateMetadataPartitionState:
         return (
             f"UpdateMetadataPartitionState(topicName='{self.topic_name}', partitionIndex={self.partition_index}, "
             f"controllerEpoch={self.controller_epoch}, leader={self.leader}, leaderEpoch={self.leader_epoch}, "
-            f"isr={_java_list(self.isr)}, zkVersion={self.zk_version}, replicas={_java_list(self.replicas)}, "
-            f"offlineReplicas={_java_list(self.offline_replicas)})"
+            f"isr={java_list_text(self.isr)}, zkVersion={self.zk_version}, replicas={java_list_text(self.replicas)}, "
+            f"offlineReplicas={java_list_text(self.offline_replicas)})"
         )
 
 
@@ -163,7 +145,7 @@ class StopReplicaPartitionState:
     def __str__(self) -> str:
         return (
             f"StopReplicaPartitionState(partitionIndex={self.partition_index}, leaderEpoch={self.leader_epoch}, "
-            f"deletePartition={_java_bool(self.delete_partition)})"
+            f"deletePartition={java_boolean_text(self.delete_partition)})"
         )
 
 
@@ -234,7 +216,7 @@ class StateChangeEntry:
 
     def format(self, when: datetime) -> str:
         """The log4j `[%d] %p %m (%c)%n` text, followed by the exception's lines, `\\n`-terminated."""
-        return self.format_at(when.strftime("%Y-%m-%d %H:%M:%S") + f",{when.microsecond // 1000:03d}")
+        return self.format_at(log4j.timestamp(when))
 
     def format_at(self, stamp: str) -> str:
         """As `format`, with the `%d` text already made (`yyyy-MM-dd HH:mm:ss,SSS`)."""
@@ -795,13 +777,13 @@ class StateChangeLogFile:
             if second != self._second:
                 self._second = second
                 moment = datetime.fromtimestamp(second, self._tz)
-                self._stamp = moment.strftime("%Y-%m-%d %H:%M:%S")
+                self._stamp = log4j.second_text(moment)
                 hour = moment.strftime("%Y-%m-%d-%H")
                 if self._hour is not None and hour > self._hour:
                     self._roll(self._hour)
                 if self._hour is None or hour > self._hour:
                     self._hour = hour
-            self._file.write(entry.format_at(f"{self._stamp},{int(now * 1000) % 1000:03d}"))
+            self._file.write(entry.format_at(self._stamp + MILLIS_SUFFIXES[int(now * 1000) % 1000]))
             if now - self._last_flush >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._last_flush = now

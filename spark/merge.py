@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.statechange import patterns as p
 from kafkaops.statechange.filters import EntryFilter, compile_grep
 from kafkaops.statechange.sources import STATE_CHANGE_NAME
@@ -67,9 +67,9 @@ def input_files(streams: Sequence[Sequence[str]]) -> list[InputFile]:
 def _hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     """(org.apache.hadoop.fs.Path, its FileSystem): py4j proxies. Listing goes through Hadoop so that
     hdfs://, s3a:// and the cluster's configuration work as they do for Spark's own reader."""
-    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    jvm: Any = spark._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path, hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+    return hadoop_path, hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())
 
 
 _EMPTY_AUTHORITY = r"^([a-zA-Z][a-zA-Z0-9+.-]*):///"

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError
 from kafkaops.spark import merge
 from kafkaops.spark.session import build_session
 from kafkaops.statechange.filters import KAFKA_DEFAULT_END, KAFKA_DEFAULT_START, EntryFilter, filter_from_options

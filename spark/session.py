@@ -17,7 +17,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 
 QUIET_CONF = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false"}
 EMBEDDED_MASTER = "local[*]"

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
-import re._constants
-import re._parser
+import re._constants  # type: ignore[import-not-found]  # CPython internals: no stubs
+import re._parser  # type: ignore[import-not-found]
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +30,8 @@ from datetime import datetime
 from itertools import accumulate, repeat
 from operator import add
 
-from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError, UsageError
+from kafkaops.cluster.common import log4j
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidTopicError, UsageError
 from kafkaops.statechange import patterns
 from kafkaops.statechange.parse import (
     ORPHAN_KEY,
@@ -142,12 +143,7 @@ def parse_time(value: str, option: str) -> str | None:
         raise InvalidArgumentError(
             f'Invalid {option} "{value}": expected a date and time in the format yyyy-MM-dd HH:mm:ss,SSS'
         ) from None
-    return format_timestamp(moment)
-
-
-def format_timestamp(moment: datetime) -> str:
-    """log4j's ISO8601 `%d`: `2024-05-01 13:00:00,123`."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{moment.microsecond // 1000:03d}"
+    return log4j.timestamp(moment)
 
 
 def parse_ids(value: str, option: str) -> frozenset[int]:
@@ -271,12 +267,12 @@ def required_literal(pattern: re.Pattern[str]) -> bytes | None:
     public API; if that fails (another Python), there is no literal and every entry is searched.
     """
     try:
-        parsed = re._parser.parse(pattern.pattern, pattern.flags)  # type: ignore[attr-defined]
+        parsed = re._parser.parse(pattern.pattern, pattern.flags)
         if parsed.state.flags & re.IGNORECASE:
             return None
         best, run = "", ""
         for opcode, value in parsed:
-            char = chr(value) if opcode is re._constants.LITERAL else ""  # type: ignore[attr-defined]
+            char = chr(value) if opcode is re._constants.LITERAL else ""
             if char and char not in "\r\n\ufffd":
                 run += char
                 best = max(best, run, key=len)

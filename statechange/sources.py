@@ -16,7 +16,7 @@ import re
 import zlib
 from collections.abc import Iterator, Sequence
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.statechange import patterns
 
 _GLOB_CHARS = re.compile(r"[*?\[]")

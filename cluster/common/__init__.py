@@ -1,2 +1,8 @@
-"""The floor: the shared vocabulary every room may import (errors, config value types, JVM/Scala text,
-the log4j timestamp). It imports nothing of ours."""
+"""The floor: the shared vocabulary every room may import. It imports nothing of ours.
+
+    errors        one error hierarchy, with Kafka's error codes as a registry of its classes
+    config_types  Kafka's ConfigDef value types, parsing and validators (broker and admin configs)
+    jvm_text      JVM/Scala text and semantics: parseInt, trim, split, hash codes, collection orders and
+                  toString of Java's and Scala 2.13's sets, lists and maps
+    log4j         the log4j timestamp, `yyyy-MM-dd HH:mm:ss,SSS`
+"""

@@ -26,7 +26,7 @@ In outline, as the replica manager will use it:
     manager.cleanup_logs()
     manager.shutdown()
 
-Imports only `kafkaops.cluster.protocol` and `kafkaops.cluster.errors`.
+Imports only `kafkaops.cluster.protocol` and the floor, `kafkaops.cluster.common`.
 """
 
 from .checkpoints import EpochEntry

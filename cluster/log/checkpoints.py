@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from kafkaops.cluster.errors import MalformedCheckpointError
+from kafkaops.cluster.common.errors import MalformedCheckpointError
+from kafkaops.cluster.common.jvm_text import java_parse_int, java_parse_long, java_split
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_OFFSET_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -42,8 +43,7 @@ LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 CURRENT_VERSION = 0
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Java's BufferedReader.readLine
-_WHITESPACE = re.compile(r"\s+")
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_WHITESPACE = re.compile(r"\s+", re.ASCII)  # Kafka's `WhiteSpacesPattern`: Java's \s is ASCII
 
 T = TypeVar("T")
 
@@ -53,23 +53,6 @@ class EpochEntry(NamedTuple):
 
     epoch: int
     start_offset: int
-
-
-def _java_number(text: str, bits: int) -> int:
-    if not _JAVA_INTEGER.fullmatch(text):
-        raise ValueError(text)
-    number = int(text)
-    if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
-        raise ValueError(text)
-    return number
-
-
-def _java_split(line: str) -> list[str]:
-    """Java's `Pattern.split` on whitespace: trailing empty strings are dropped, a leading one is kept."""
-    fields = _WHITESPACE.split(line)
-    while fields and not fields[-1]:
-        fields.pop()
-    return fields
 
 
 def format_checkpoint(lines: Sequence[str]) -> str:
@@ -88,17 +71,17 @@ def parse_checkpoint(text: str, parse_line: Callable[[list[str]], T], name: str)
         return []
     line = lines[0]
     try:
-        version = _java_number(line, 32)
+        version = java_parse_int(line)
         if version != CURRENT_VERSION:
             raise MalformedCheckpointError(f"Unrecognized version of the checkpoint file ({name}): {version}")
         if len(lines) == 1:
             return []
         line = lines[1]
-        expected = _java_number(line, 32)
+        expected = java_parse_int(line)
         entries = []
         for line in lines[2:]:
-            entries.append(parse_line(_java_split(line)))
-    except ValueError:
+            entries.append(parse_line(java_split(line, _WHITESPACE)))
+    except ValueError:  # NumberFormatError included
         raise MalformedCheckpointError(f"Malformed line in checkpoint file ({name}): {line}") from None
     if len(entries) != expected:
         raise MalformedCheckpointError(
@@ -120,7 +103,7 @@ def _offset_line(fields: list[str]) -> tuple[tuple[str, int], int]:
     if len(fields) != 3:
         raise ValueError(fields)
     topic, partition, offset = fields
-    return (topic, _java_number(partition, 32)), _java_number(offset, 64)
+    return (topic, java_parse_int(partition)), java_parse_long(offset)
 
 
 def parse_offsets(text: str, name: str) -> dict[tuple[str, int], int]:
@@ -137,7 +120,7 @@ def format_epochs(entries: Iterable[EpochEntry]) -> str:
 def _epoch_line(fields: list[str]) -> EpochEntry:
     if len(fields) != 2:
         raise ValueError(fields)
-    return EpochEntry(_java_number(fields[0], 32), _java_number(fields[1], 64))
+    return EpochEntry(java_parse_int(fields[0]), java_parse_long(fields[1]))
 
 
 def parse_epochs(text: str, name: str) -> list[EpochEntry]:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
 
 _INT_MAX = 2**31 - 1
 _LONG_MAX = 2**63 - 1

@@ -49,19 +49,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
 
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
     LogDirFailureError,
     LogError,
     MalformedCheckpointError,
-    OffsetsOutOfOrderError,
-    UnexpectedAppendOffsetError,
-)
-from kafkaops.cluster.protocol.errors import (
-    CorruptMessageError,
-    InvalidRecordError,
     MessageTooLargeError,
     OffsetOutOfRangeError,
+    OffsetsOutOfOrderError,
     RecordListTooLargeError,
+    UnexpectedAppendOffsetError,
 )
 from kafkaops.cluster.protocol.records import BatchHeader, iter_batches, patch_batch
 from kafkaops.cluster.protocol.types import Buffer

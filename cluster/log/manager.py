@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kafkaops.cluster.errors import LogDirFailureError, LogDirLockedError, LogError, MalformedCheckpointError
+from kafkaops.cluster.common.errors import LogDirFailureError, LogDirLockedError, LogError, MalformedCheckpointError
 
 from .checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkaops.cluster.protocol.errors import CorruptMessageError
+from kafkaops.cluster.common.errors import CorruptMessageError
 from kafkaops.cluster.protocol.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,

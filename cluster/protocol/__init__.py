@@ -1,11 +1,11 @@
 """Kafka wire protocol: primitive types, headers, request/response schemas, record batch v2, framing.
 
 A pure codec library (no sockets, no clocks): the broker, the controller and `admin` build and read
-Kafka frames with it. It imports nothing of ours except `kafkaops.cluster.errors`, whose root error
-its error registry extends. The facts it encodes are in `shared/kafka-protocol.md`.
+Kafka frames with it. It imports nothing of ours but the floor, `kafkaops.cluster.common`, whose
+`errors` holds Kafka's error codes as one registry of classes (code, name, retriable; for_code(),
+check(); CorruptMessageError for any malformed bytes, InvalidRequestError for bad requests). The facts
+it encodes are in `shared/kafka-protocol.md`.
 
-    errors    one class per Kafka error code (code, name, retriable); for_code(), check();
-              CorruptMessageError for any malformed bytes, InvalidRequestError for bad requests
     types     INT8..INT64, BOOLEAN, STRING, BYTES, RECORDS, Array, varints, TAG_BUFFER
     schema    the declarative engine: Field, Struct, ArrayOf, Message (one compiled Schema per version)
     schemas   ApiKey, every request/response body, SUPPORTED_VERSIONS, the controller APIs' helpers

@@ -1,592 +1,129 @@
-"""Kafka's error codes as one registry of exception classes, and the protocol room's own failures.
-
-Every Kafka error code (`Errors.java`; kafka-protocol.md §14) is one class here, registered once by
-its `code` when the class is defined: the broker puts `SomeError.code` in its responses, the clients of
-our brokers (followers, the controller, `admin`) turn a code read from a response back into the class
-with `for_code`, which fails loudly on a code it does not know rather than guessing. `retriable` is
-Kafka's own flag (the Java exception extends `RetriableException`), what clients act on.
-
-    KafkaOpsError                        (kafkaops.cluster.errors: the root of everything we raise)
-    └── KafkaProtocolError               root of this room
-        ├── BrokerError                  one subclass per Kafka error code: code, name, retriable
-        │   ├── CorruptMessageError      (2)  also raised by every decoder for malformed bytes
-        │   ├── InvalidRequestError      (42) a request that cannot be parsed: Kafka closes the connection
-        │   └── ...
-        ├── UnknownErrorCodeError        a code that is not in the registry
-        ├── EncodeError                  a value that does not fit its schema (our own bug, never the peer's)
-        ├── InvalidFrameError            a size prefix that is negative, too large, or cut short
-        └── CorrelationIdMismatchError   a response that does not answer the oldest request in flight
-
-Decoders raise `CorruptMessageError` for any malformed input (short buffer, bad length, bad UTF-8,
-leftover bytes), so one `except` covers garbage; `messages.decode_request` re-raises it as
-`InvalidRequestError`, the error Kafka's broker uses when it drops a connection over a bad request.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import ClassVar
-
-from kafkaops.cluster.errors import KafkaOpsError
-
-NONE = 0
-"""Kafka's error code for "no error" (Errors.NONE); it has no class."""
-
-
-class KafkaProtocolError(KafkaOpsError):
-    """Root of every error raised by `kafkaops.cluster.protocol`."""
-
-
-_REGISTRY: dict[int, type[BrokerError]] = {}
-
-
-class BrokerError(KafkaProtocolError):
-    """An error that travels on the wire as a Kafka error code.
-
-    Subclasses declare `code`, `name` (Kafka's `Errors` constant, as printed in Kafka's logs) and
-    `retriable` as class keywords; defining a second class for a code already taken is a TypeError at
-    import time, so the registry cannot hold two answers for one code.
-    """
-
-    code: ClassVar[int]
-    name: ClassVar[str]
-    retriable: ClassVar[bool]
-
-    def __init_subclass__(cls, *, code: int, name: str, retriable: bool = False) -> None:
-        super().__init_subclass__()
-        if code == NONE or code in _REGISTRY:
-            raise TypeError(f"error code {code} ({name}) is NONE or already registered")
-        cls.code, cls.name, cls.retriable = code, name, retriable
-        _REGISTRY[code] = cls
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.message}" if self.message else self.name
-
-
-class UnknownErrorCodeError(KafkaProtocolError):
-    """A peer sent an error code that this registry does not know: never mapped to a guess."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__(f"unknown Kafka error code {code}")
-        self.code = code
-
-
-class EncodeError(KafkaProtocolError):
-    """A value could not be encoded: a missing field, a number out of range, a wrong type.
-
-    Encoders only see values built by our own code, so this is a bug on our side, not the peer's.
-    """
-
-
-class InvalidFrameError(KafkaProtocolError):
-    """A frame's 4-byte size is negative or above the limit, or the peer closed mid-frame.
-
-    Kafka's InvalidReceiveException: the connection is closed without an answer.
-    """
-
-
-class CorrelationIdMismatchError(KafkaProtocolError):
-    """A response's correlation id is not the one of the oldest request in flight on its connection."""
-
-    def __init__(self, expected: int, received: int) -> None:
-        super().__init__(f"expected a response to correlation id {expected}, received {received}")
-        self.expected = expected
-        self.received = received
-
-
-def for_code(code: int) -> type[BrokerError]:
-    """The class registered for a non-zero Kafka error code.
-
-    Raises UnknownErrorCodeError for NONE (0, which is no error) and for codes Kafka 3.0 did not define.
-    """
-    try:
-        return _REGISTRY[code]
-    except KeyError:
-        raise UnknownErrorCodeError(code) from None
-
-
-def check(code: int, message: str | None = None) -> None:
-    """Raise the error for `code` unless it is NONE; how our clients read an error_code field."""
-    if code != NONE:
-        raise for_code(code)(message or "")
-
-
-class UnknownServerError(BrokerError, code=-1, name="UNKNOWN_SERVER_ERROR"):
-    """The server experienced an unexpected error when processing the request."""
-
-
-class OffsetOutOfRangeError(BrokerError, code=1, name="OFFSET_OUT_OF_RANGE"):
-    """The requested offset is outside the range the server keeps (below the log start offset or past the log end)."""
-
-
-class CorruptMessageError(BrokerError, code=2, name="CORRUPT_MESSAGE", retriable=True):
-    """Bytes that fail their CRC, exceed their declared size or cannot be parsed."""
-
-
-class UnknownTopicOrPartitionError(BrokerError, code=3, name="UNKNOWN_TOPIC_OR_PARTITION", retriable=True):
-    """This server does not host this topic-partition."""
-
-
-class InvalidFetchSizeError(BrokerError, code=4, name="INVALID_FETCH_SIZE"):
-    """The requested fetch size is invalid."""
-
-
-class LeaderNotAvailableError(BrokerError, code=5, name="LEADER_NOT_AVAILABLE", retriable=True):
-    """The partition has no leader right now (an election is in progress or the topic was just created)."""
-
-
-class NotLeaderOrFollowerError(BrokerError, code=6, name="NOT_LEADER_OR_FOLLOWER", retriable=True):
-    """This broker is not the leader (or, for replica requests, not a replica) of the partition; Kafka before 2.7
-    called it NOT_LEADER_FOR_PARTITION.
-    """
-
-
-class RequestTimedOutError(BrokerError, code=7, name="REQUEST_TIMED_OUT", retriable=True):
-    """The request timed out (acks=-1 not satisfied within timeout_ms)."""
-
-
-class BrokerNotAvailableError(BrokerError, code=8, name="BROKER_NOT_AVAILABLE"):
-    """The broker is not available."""
-
-
-class ReplicaNotAvailableError(BrokerError, code=9, name="REPLICA_NOT_AVAILABLE", retriable=True):
-    """A replica of the partition is not available (Metadata v0 with offline replicas)."""
-
-
-class MessageTooLargeError(BrokerError, code=10, name="MESSAGE_TOO_LARGE"):
-    """A batch is larger than the topic's max.message.bytes."""
-
-
-class StaleControllerEpochError(BrokerError, code=11, name="STALE_CONTROLLER_EPOCH"):
-    """A controller request came from an old controller, or carried an old leader epoch."""
-
-
-class OffsetMetadataTooLargeError(BrokerError, code=12, name="OFFSET_METADATA_TOO_LARGE"):
-    """The metadata of an offset commit was too large."""
-
-
-class NetworkExceptionError(BrokerError, code=13, name="NETWORK_EXCEPTION", retriable=True):
-    """The server disconnected before a response was received."""
-
-
-class CoordinatorLoadInProgressError(BrokerError, code=14, name="COORDINATOR_LOAD_IN_PROGRESS", retriable=True):
-    """The coordinator is loading and cannot answer yet."""
-
-
-class CoordinatorNotAvailableError(BrokerError, code=15, name="COORDINATOR_NOT_AVAILABLE", retriable=True):
-    """The coordinator is not available."""
-
-
-class NotCoordinatorError(BrokerError, code=16, name="NOT_COORDINATOR", retriable=True):
-    """This is not the correct coordinator."""
-
-
-class InvalidTopicError(BrokerError, code=17, name="INVALID_TOPIC_EXCEPTION"):
-    """The request named an invalid topic."""
-
-
-class RecordListTooLargeError(BrokerError, code=18, name="RECORD_LIST_TOO_LARGE"):
-    """A batch is larger than the segment size."""
-
-
-class NotEnoughReplicasError(BrokerError, code=19, name="NOT_ENOUGH_REPLICAS", retriable=True):
-    """acks=-1 with fewer in-sync replicas than min.insync.replicas: nothing was appended."""
-
-
-class NotEnoughReplicasAfterAppendError(BrokerError, code=20, name="NOT_ENOUGH_REPLICAS_AFTER_APPEND", retriable=True):
-    """Appended, but the ISR shrank below min.insync.replicas before the batch was replicated."""
-
-
-class InvalidRequiredAcksError(BrokerError, code=21, name="INVALID_REQUIRED_ACKS"):
-    """acks was not -1, 0 or 1."""
-
-
-class IllegalGenerationError(BrokerError, code=22, name="ILLEGAL_GENERATION"):
-    """The group generation id is not valid."""
-
-
-class InconsistentGroupProtocolError(BrokerError, code=23, name="INCONSISTENT_GROUP_PROTOCOL"):
-    """The member's protocols are incompatible with the group's."""
-
-
-class InvalidGroupIdError(BrokerError, code=24, name="INVALID_GROUP_ID"):
-    """The group id is invalid."""
-
-
-class UnknownMemberIdError(BrokerError, code=25, name="UNKNOWN_MEMBER_ID"):
-    """The coordinator does not know this member."""
-
-
-class InvalidSessionTimeoutError(BrokerError, code=26, name="INVALID_SESSION_TIMEOUT"):
-    """The session timeout is outside the broker's allowed range."""
-
-
-class RebalanceInProgressError(BrokerError, code=27, name="REBALANCE_IN_PROGRESS"):
-    """The group is rebalancing."""
-
-
-class InvalidCommitOffsetSizeError(BrokerError, code=28, name="INVALID_COMMIT_OFFSET_SIZE"):
-    """The committed offset data size is not valid."""
-
-
-class TopicAuthorizationFailedError(BrokerError, code=29, name="TOPIC_AUTHORIZATION_FAILED"):
-    """Topic authorization failed."""
-
-
-class GroupAuthorizationFailedError(BrokerError, code=30, name="GROUP_AUTHORIZATION_FAILED"):
-    """Group authorization failed."""
-
-
-class ClusterAuthorizationFailedError(BrokerError, code=31, name="CLUSTER_AUTHORIZATION_FAILED"):
-    """Cluster authorization failed."""
-
-
-class InvalidTimestampError(BrokerError, code=32, name="INVALID_TIMESTAMP"):
-    """A record timestamp is out of the acceptable range."""
-
-
-class UnsupportedSaslMechanismError(BrokerError, code=33, name="UNSUPPORTED_SASL_MECHANISM"):
-    """The broker does not support the requested SASL mechanism."""
-
-
-class IllegalSaslStateError(BrokerError, code=34, name="ILLEGAL_SASL_STATE"):
-    """The request is not valid in the current SASL state."""
-
-
-class UnsupportedVersionError(BrokerError, code=35, name="UNSUPPORTED_VERSION"):
-    """The API version is not supported."""
-
-
-class TopicAlreadyExistsError(BrokerError, code=36, name="TOPIC_ALREADY_EXISTS"):
-    """A topic with this name already exists."""
-
-
-class InvalidPartitionsError(BrokerError, code=37, name="INVALID_PARTITIONS"):
-    """The number of partitions is invalid."""
-
-
-class InvalidReplicationFactorError(BrokerError, code=38, name="INVALID_REPLICATION_FACTOR"):
-    """The replication factor is invalid."""
-
-
-class InvalidReplicaAssignmentError(BrokerError, code=39, name="INVALID_REPLICA_ASSIGNMENT"):
-    """The replica assignment is invalid."""
-
-
-class InvalidConfigError(BrokerError, code=40, name="INVALID_CONFIG"):
-    """The configuration is invalid."""
-
-
-class NotControllerError(BrokerError, code=41, name="NOT_CONTROLLER", retriable=True):
-    """This broker is not the controller of the cluster."""
-
-
-class InvalidRequestError(BrokerError, code=42, name="INVALID_REQUEST"):
-    """The request is malformed or was sent to an incompatible broker."""
-
-
-class UnsupportedForMessageFormatError(BrokerError, code=43, name="UNSUPPORTED_FOR_MESSAGE_FORMAT"):
-    """The message format version does not support the request."""
-
-
-class PolicyViolationError(BrokerError, code=44, name="POLICY_VIOLATION"):
-    """The request violates the configured policy."""
-
-
-class OutOfOrderSequenceNumberError(BrokerError, code=45, name="OUT_OF_ORDER_SEQUENCE_NUMBER"):
-    """The broker received an out-of-order sequence number."""
-
-
-class DuplicateSequenceNumberError(BrokerError, code=46, name="DUPLICATE_SEQUENCE_NUMBER"):
-    """The broker received a duplicate sequence number."""
-
-
-class InvalidProducerEpochError(BrokerError, code=47, name="INVALID_PRODUCER_EPOCH"):
-    """The producer used an old epoch."""
-
-
-class InvalidTxnStateError(BrokerError, code=48, name="INVALID_TXN_STATE"):
-    """A transactional operation was attempted in an invalid state."""
-
-
-class InvalidProducerIdMappingError(BrokerError, code=49, name="INVALID_PRODUCER_ID_MAPPING"):
-    """The producer id is not assigned to its transactional id."""
-
-
-class InvalidTransactionTimeoutError(BrokerError, code=50, name="INVALID_TRANSACTION_TIMEOUT"):
-    """The transaction timeout exceeds max.transaction.timeout.ms."""
-
-
-class ConcurrentTransactionsError(BrokerError, code=51, name="CONCURRENT_TRANSACTIONS", retriable=True):
-    """Another operation on the same transaction is in progress."""
-
-
-class TransactionCoordinatorFencedError(BrokerError, code=52, name="TRANSACTION_COORDINATOR_FENCED"):
-    """The transaction coordinator is no longer current."""
-
-
-class TransactionalIdAuthorizationFailedError(BrokerError, code=53, name="TRANSACTIONAL_ID_AUTHORIZATION_FAILED"):
-    """Transactional id authorization failed."""
-
-
-class SecurityDisabledError(BrokerError, code=54, name="SECURITY_DISABLED"):
-    """Security features are disabled."""
-
-
-class OperationNotAttemptedError(BrokerError, code=55, name="OPERATION_NOT_ATTEMPTED"):
-    """The broker did not attempt this operation."""
-
-
-class KafkaStorageError(BrokerError, code=56, name="KAFKA_STORAGE_ERROR", retriable=True):
-    """A disk error on the broker (Produce v4+, Fetch v6+)."""
-
-
-class LogDirNotFoundError(BrokerError, code=57, name="LOG_DIR_NOT_FOUND"):
-    """The log directory does not exist."""
-
-
-class SaslAuthenticationFailedError(BrokerError, code=58, name="SASL_AUTHENTICATION_FAILED"):
-    """SASL authentication failed."""
-
-
-class UnknownProducerIdError(BrokerError, code=59, name="UNKNOWN_PRODUCER_ID"):
-    """The broker has no state for this producer id."""
-
-
-class ReassignmentInProgressError(BrokerError, code=60, name="REASSIGNMENT_IN_PROGRESS"):
-    """A partition reassignment is in progress."""
-
-
-class DelegationTokenAuthDisabledError(BrokerError, code=61, name="DELEGATION_TOKEN_AUTH_DISABLED"):
-    """Delegation token authentication is disabled."""
-
-
-class DelegationTokenNotFoundError(BrokerError, code=62, name="DELEGATION_TOKEN_NOT_FOUND"):
-    """The delegation token was not found."""
-
-
-class DelegationTokenOwnerMismatchError(BrokerError, code=63, name="DELEGATION_TOKEN_OWNER_MISMATCH"):
-    """The delegation token owner does not match."""
-
-
-class DelegationTokenRequestNotAllowedError(BrokerError, code=64, name="DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"):
-    """Delegation token requests are not allowed on this channel."""
-
-
-class DelegationTokenAuthorizationFailedError(BrokerError, code=65, name="DELEGATION_TOKEN_AUTHORIZATION_FAILED"):
-    """Delegation token authorization failed."""
-
-
-class DelegationTokenExpiredError(BrokerError, code=66, name="DELEGATION_TOKEN_EXPIRED"):
-    """The delegation token has expired."""
-
-
-class InvalidPrincipalTypeError(BrokerError, code=67, name="INVALID_PRINCIPAL_TYPE"):
-    """The principal type is not supported."""
-
-
-class NonEmptyGroupError(BrokerError, code=68, name="NON_EMPTY_GROUP"):
-    """The group is not empty."""
-
-
-class GroupIdNotFoundError(BrokerError, code=69, name="GROUP_ID_NOT_FOUND"):
-    """The group id does not exist."""
-
-
-class FetchSessionIdNotFoundError(BrokerError, code=70, name="FETCH_SESSION_ID_NOT_FOUND", retriable=True):
-    """The fetch session id was not found (clients go back to full fetches)."""
-
-
-class InvalidFetchSessionEpochError(BrokerError, code=71, name="INVALID_FETCH_SESSION_EPOCH", retriable=True):
-    """The fetch session epoch is invalid."""
-
-
-class ListenerNotFoundError(BrokerError, code=72, name="LISTENER_NOT_FOUND", retriable=True):
-    """The leader has no endpoint for the listener the request came in on."""
-
-
-class TopicDeletionDisabledError(BrokerError, code=73, name="TOPIC_DELETION_DISABLED"):
-    """Topic deletion is disabled (delete.topic.enable=false)."""
-
-
-class FencedLeaderEpochError(BrokerError, code=74, name="FENCED_LEADER_EPOCH", retriable=True):
-    """The request's leader epoch is older than the broker's."""
-
-
-class UnknownLeaderEpochError(BrokerError, code=75, name="UNKNOWN_LEADER_EPOCH", retriable=True):
-    """The request's leader epoch is newer than the broker's."""
-
-
-class UnsupportedCompressionTypeError(BrokerError, code=76, name="UNSUPPORTED_COMPRESSION_TYPE"):
-    """The compression codec is not allowed at this API version, or not supported here."""
-
-
-class StaleBrokerEpochError(BrokerError, code=77, name="STALE_BROKER_EPOCH"):
-    """A controller request carried an old broker epoch."""
-
-
-class OffsetNotAvailableError(BrokerError, code=78, name="OFFSET_NOT_AVAILABLE", retriable=True):
-    """The leader's high watermark has not yet reached the start of its epoch."""
-
-
-class MemberIdRequiredError(BrokerError, code=79, name="MEMBER_ID_REQUIRED"):
-    """The group member needs a valid member id."""
-
-
-class PreferredLeaderNotAvailableError(BrokerError, code=80, name="PREFERRED_LEADER_NOT_AVAILABLE", retriable=True):
-    """The preferred leader was not available."""
-
-
-class GroupMaxSizeReachedError(BrokerError, code=81, name="GROUP_MAX_SIZE_REACHED"):
-    """The group has reached its maximum size."""
-
-
-class FencedInstanceIdError(BrokerError, code=82, name="FENCED_INSTANCE_ID"):
-    """Another member with the same group.instance.id fenced this one."""
-
-
-class EligibleLeadersNotAvailableError(BrokerError, code=83, name="ELIGIBLE_LEADERS_NOT_AVAILABLE", retriable=True):
-    """No eligible leader is available for the election."""
-
-
-class ElectionNotNeededError(BrokerError, code=84, name="ELECTION_NOT_NEEDED", retriable=True):
-    """The leader election is not needed."""
-
-
-class NoReassignmentInProgressError(BrokerError, code=85, name="NO_REASSIGNMENT_IN_PROGRESS"):
-    """No partition reassignment is in progress."""
-
-
-class GroupSubscribedToTopicError(BrokerError, code=86, name="GROUP_SUBSCRIBED_TO_TOPIC"):
-    """The group is subscribed to the topic."""
-
-
-class InvalidRecordError(BrokerError, code=87, name="INVALID_RECORD"):
-    """A batch failed validation (one v2 batch per partition, count = lastOffsetDelta + 1, no control batch, ...)."""
-
-
-class UnstableOffsetCommitError(BrokerError, code=88, name="UNSTABLE_OFFSET_COMMIT", retriable=True):
-    """There are unstable offsets that need to be cleared."""
-
-
-class ThrottlingQuotaExceededError(BrokerError, code=89, name="THROTTLING_QUOTA_EXCEEDED", retriable=True):
-    """The throttling quota has been exceeded."""
-
-
-class ProducerFencedError(BrokerError, code=90, name="PRODUCER_FENCED"):
-    """A newer producer with the same transactional id fenced this one."""
-
-
-class ResourceNotFoundError(BrokerError, code=91, name="RESOURCE_NOT_FOUND"):
-    """A request illegally referred to a resource that does not exist."""
-
-
-class DuplicateResourceError(BrokerError, code=92, name="DUPLICATE_RESOURCE"):
-    """A request illegally referred to the same resource twice."""
-
-
-class UnacceptableCredentialError(BrokerError, code=93, name="UNACCEPTABLE_CREDENTIAL"):
-    """The requested credential would not meet the criteria for acceptability."""
-
-
-class InconsistentVoterSetError(BrokerError, code=94, name="INCONSISTENT_VOTER_SET"):
-    """The voter set of the request is inconsistent."""
-
-
-class InvalidUpdateVersionError(BrokerError, code=95, name="INVALID_UPDATE_VERSION"):
-    """The given update version was invalid."""
-
-
-class FeatureUpdateFailedError(BrokerError, code=96, name="FEATURE_UPDATE_FAILED"):
-    """Updating finalized features failed."""
-
-
-class PrincipalDeserializationFailureError(BrokerError, code=97, name="PRINCIPAL_DESERIALIZATION_FAILURE"):
-    """The request principal could not be deserialized."""
-
-
-class SnapshotNotFoundError(BrokerError, code=98, name="SNAPSHOT_NOT_FOUND"):
-    """The requested snapshot was not found."""
-
-
-class PositionOutOfRangeError(BrokerError, code=99, name="POSITION_OUT_OF_RANGE"):
-    """The requested position is outside the snapshot."""
-
-
-class UnknownTopicIdError(BrokerError, code=100, name="UNKNOWN_TOPIC_ID", retriable=True):
-    """This server does not host this topic id."""
-
-
-class DuplicateBrokerRegistrationError(BrokerError, code=101, name="DUPLICATE_BROKER_REGISTRATION"):
-    """This broker id is already registered."""
-
-
-class BrokerIdNotRegisteredError(BrokerError, code=102, name="BROKER_ID_NOT_REGISTERED"):
-    """The given broker id was not registered."""
-
-
-class InconsistentTopicIdError(BrokerError, code=103, name="INCONSISTENT_TOPIC_ID", retriable=True):
-    """The log's topic id does not match the topic id in the request."""
-
-
-class InconsistentClusterIdError(BrokerError, code=104, name="INCONSISTENT_CLUSTER_ID"):
-    """The cluster id in the request does not match the server's."""
-
-
-ERRORS: Mapping[int, type[BrokerError]] = MappingProxyType(_REGISTRY)
-"""Every registered code and its class (read-only)."""
-
-
-KAFKA_MESSAGES: Mapping[int, str] = MappingProxyType(
-    {
-        -1: "The server experienced an unexpected error when processing the request.",
-        1: "The requested offset is not within the range of offsets maintained by the server.",
-        2: "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, "
-        "or is otherwise corrupt.",
-        3: "This server does not host this topic-partition.",
-        4: "The requested fetch size is invalid.",
-        5: "There is no leader for this topic-partition as we are in the middle of a leadership election.",
-        6: "For requests intended only for the leader, this error indicates that the broker is not the current "
-        "leader. For requests intended for any replica, this error indicates that the broker is not a replica of "
-        "the topic partition.",
-        7: "The request timed out.",
-        8: "The broker is not available.",
-        9: "The replica is not available for the requested topic-partition. Produce/Fetch requests and other "
-        "requests intended only for the leader or follower return NOT_LEADER_OR_FOLLOWER if the broker is not a "
-        "replica of the topic-partition.",
-        10: "The request included a message larger than the max message size the server will accept.",
-        13: "The server disconnected before a response was received.",
-        17: "The request attempted to perform an operation on an invalid topic.",
-        18: "The request included message batch larger than the configured segment size on the server.",
-        19: "Messages are rejected since there are fewer in-sync replicas than required.",
-        20: "Messages are written to the log, but to fewer in-sync replicas than required.",
-        21: "Produce request specified an invalid value for required acks.",
-        29: "Topic authorization failed.",
-        32: "The timestamp of the message is out of acceptable range.",
-        35: "The version of API is not supported.",
-        42: "This most likely occurs because of a request being malformed by the client library or the message was "
-        "sent to an incompatible broker. See the broker logs for more details.",
-        43: "The message format version on the broker does not support the request.",
-        56: "Disk error when trying to access log file on the disk.",
-        70: "The fetch session ID was not found.",
-        71: "The fetch session epoch is invalid.",
-        74: "The leader epoch in the request is older than the epoch on the broker.",
-        75: "The leader epoch in the request is newer than the epoch on the broker.",
-        76: "The requesting client does not support the compression type of given partition.",
-        78: "The leader high watermark has not caught up from a recent leader election so the offsets cannot be "
-        "guaranteed to be monotonically increasing.",
-        87: "This record has failed the validation on broker and hence will be rejected.",
-    }
+# TRANSITIONAL shim: the lead deletes it after rewriting imports
+"""Old path of `kafkaops.cluster.common.errors`: re-exports Kafka's error-code registry and the protocol's errors;
+`/work/floor_rewrite.py` rewrites its importers."""
+
+from kafkaops.cluster.common.errors import ERRORS as ERRORS
+from kafkaops.cluster.common.errors import KAFKA_MESSAGES as KAFKA_MESSAGES
+from kafkaops.cluster.common.errors import NONE as NONE
+from kafkaops.cluster.common.errors import BrokerError as BrokerError
+from kafkaops.cluster.common.errors import BrokerIdNotRegisteredError as BrokerIdNotRegisteredError
+from kafkaops.cluster.common.errors import BrokerNotAvailableError as BrokerNotAvailableError
+from kafkaops.cluster.common.errors import ClusterAuthorizationFailedError as ClusterAuthorizationFailedError
+from kafkaops.cluster.common.errors import ConcurrentTransactionsError as ConcurrentTransactionsError
+from kafkaops.cluster.common.errors import CoordinatorLoadInProgressError as CoordinatorLoadInProgressError
+from kafkaops.cluster.common.errors import CoordinatorNotAvailableError as CoordinatorNotAvailableError
+from kafkaops.cluster.common.errors import CorrelationIdMismatchError as CorrelationIdMismatchError
+from kafkaops.cluster.common.errors import CorruptMessageError as CorruptMessageError
+from kafkaops.cluster.common.errors import DelegationTokenAuthDisabledError as DelegationTokenAuthDisabledError
+from kafkaops.cluster.common.errors import (
+    DelegationTokenAuthorizationFailedError as DelegationTokenAuthorizationFailedError,
 )
-"""Kafka's own text (`Errors.java`) for the codes a produce/fetch client meets, as its clients print them."""
+from kafkaops.cluster.common.errors import DelegationTokenExpiredError as DelegationTokenExpiredError
+from kafkaops.cluster.common.errors import DelegationTokenNotFoundError as DelegationTokenNotFoundError
+from kafkaops.cluster.common.errors import DelegationTokenOwnerMismatchError as DelegationTokenOwnerMismatchError
+from kafkaops.cluster.common.errors import (
+    DelegationTokenRequestNotAllowedError as DelegationTokenRequestNotAllowedError,
+)
+from kafkaops.cluster.common.errors import DuplicateBrokerRegistrationError as DuplicateBrokerRegistrationError
+from kafkaops.cluster.common.errors import DuplicateResourceError as DuplicateResourceError
+from kafkaops.cluster.common.errors import DuplicateSequenceNumberError as DuplicateSequenceNumberError
+from kafkaops.cluster.common.errors import ElectionNotNeededError as ElectionNotNeededError
+from kafkaops.cluster.common.errors import EligibleLeadersNotAvailableError as EligibleLeadersNotAvailableError
+from kafkaops.cluster.common.errors import EncodeError as EncodeError
+from kafkaops.cluster.common.errors import FeatureUpdateFailedError as FeatureUpdateFailedError
+from kafkaops.cluster.common.errors import FencedInstanceIdError as FencedInstanceIdError
+from kafkaops.cluster.common.errors import FencedLeaderEpochError as FencedLeaderEpochError
+from kafkaops.cluster.common.errors import FetchSessionIdNotFoundError as FetchSessionIdNotFoundError
+from kafkaops.cluster.common.errors import GroupAuthorizationFailedError as GroupAuthorizationFailedError
+from kafkaops.cluster.common.errors import GroupIdNotFoundError as GroupIdNotFoundError
+from kafkaops.cluster.common.errors import GroupMaxSizeReachedError as GroupMaxSizeReachedError
+from kafkaops.cluster.common.errors import GroupSubscribedToTopicError as GroupSubscribedToTopicError
+from kafkaops.cluster.common.errors import IllegalGenerationError as IllegalGenerationError
+from kafkaops.cluster.common.errors import IllegalSaslStateError as IllegalSaslStateError
+from kafkaops.cluster.common.errors import InconsistentClusterIdError as InconsistentClusterIdError
+from kafkaops.cluster.common.errors import InconsistentGroupProtocolError as InconsistentGroupProtocolError
+from kafkaops.cluster.common.errors import InconsistentTopicIdError as InconsistentTopicIdError
+from kafkaops.cluster.common.errors import InconsistentVoterSetError as InconsistentVoterSetError
+from kafkaops.cluster.common.errors import InvalidCommitOffsetSizeError as InvalidCommitOffsetSizeError
+from kafkaops.cluster.common.errors import InvalidConfigError as InvalidConfigError
+from kafkaops.cluster.common.errors import InvalidFetchSessionEpochError as InvalidFetchSessionEpochError
+from kafkaops.cluster.common.errors import InvalidFetchSizeError as InvalidFetchSizeError
+from kafkaops.cluster.common.errors import InvalidFrameError as InvalidFrameError
+from kafkaops.cluster.common.errors import InvalidGroupIdError as InvalidGroupIdError
+from kafkaops.cluster.common.errors import InvalidPartitionsError as InvalidPartitionsError
+from kafkaops.cluster.common.errors import InvalidPrincipalTypeError as InvalidPrincipalTypeError
+from kafkaops.cluster.common.errors import InvalidProducerEpochError as InvalidProducerEpochError
+from kafkaops.cluster.common.errors import InvalidProducerIdMappingError as InvalidProducerIdMappingError
+from kafkaops.cluster.common.errors import InvalidRecordError as InvalidRecordError
+from kafkaops.cluster.common.errors import InvalidReplicaAssignmentError as InvalidReplicaAssignmentError
+from kafkaops.cluster.common.errors import InvalidReplicationFactorError as InvalidReplicationFactorError
+from kafkaops.cluster.common.errors import InvalidRequestError as InvalidRequestError
+from kafkaops.cluster.common.errors import InvalidRequiredAcksError as InvalidRequiredAcksError
+from kafkaops.cluster.common.errors import InvalidSessionTimeoutError as InvalidSessionTimeoutError
+from kafkaops.cluster.common.errors import InvalidTimestampError as InvalidTimestampError
+from kafkaops.cluster.common.errors import InvalidTopicError as InvalidTopicError
+from kafkaops.cluster.common.errors import InvalidTransactionTimeoutError as InvalidTransactionTimeoutError
+from kafkaops.cluster.common.errors import InvalidTxnStateError as InvalidTxnStateError
+from kafkaops.cluster.common.errors import InvalidUpdateVersionError as InvalidUpdateVersionError
+from kafkaops.cluster.common.errors import KafkaProtocolError as KafkaProtocolError
+from kafkaops.cluster.common.errors import KafkaStorageError as KafkaStorageError
+from kafkaops.cluster.common.errors import LeaderNotAvailableError as LeaderNotAvailableError
+from kafkaops.cluster.common.errors import ListenerNotFoundError as ListenerNotFoundError
+from kafkaops.cluster.common.errors import LogDirNotFoundError as LogDirNotFoundError
+from kafkaops.cluster.common.errors import MemberIdRequiredError as MemberIdRequiredError
+from kafkaops.cluster.common.errors import MessageTooLargeError as MessageTooLargeError
+from kafkaops.cluster.common.errors import NetworkExceptionError as NetworkExceptionError
+from kafkaops.cluster.common.errors import NonEmptyGroupError as NonEmptyGroupError
+from kafkaops.cluster.common.errors import NoReassignmentInProgressError as NoReassignmentInProgressError
+from kafkaops.cluster.common.errors import NotControllerError as NotControllerError
+from kafkaops.cluster.common.errors import NotCoordinatorError as NotCoordinatorError
+from kafkaops.cluster.common.errors import NotEnoughReplicasAfterAppendError as NotEnoughReplicasAfterAppendError
+from kafkaops.cluster.common.errors import NotEnoughReplicasError as NotEnoughReplicasError
+from kafkaops.cluster.common.errors import NotLeaderOrFollowerError as NotLeaderOrFollowerError
+from kafkaops.cluster.common.errors import OffsetMetadataTooLargeError as OffsetMetadataTooLargeError
+from kafkaops.cluster.common.errors import OffsetNotAvailableError as OffsetNotAvailableError
+from kafkaops.cluster.common.errors import OffsetOutOfRangeError as OffsetOutOfRangeError
+from kafkaops.cluster.common.errors import OperationNotAttemptedError as OperationNotAttemptedError
+from kafkaops.cluster.common.errors import OutOfOrderSequenceNumberError as OutOfOrderSequenceNumberError
+from kafkaops.cluster.common.errors import PolicyViolationError as PolicyViolationError
+from kafkaops.cluster.common.errors import PositionOutOfRangeError as PositionOutOfRangeError
+from kafkaops.cluster.common.errors import PreferredLeaderNotAvailableError as PreferredLeaderNotAvailableError
+from kafkaops.cluster.common.errors import PrincipalDeserializationFailureError as PrincipalDeserializationFailureError
+from kafkaops.cluster.common.errors import ProducerFencedError as ProducerFencedError
+from kafkaops.cluster.common.errors import ReassignmentInProgressError as ReassignmentInProgressError
+from kafkaops.cluster.common.errors import RebalanceInProgressError as RebalanceInProgressError
+from kafkaops.cluster.common.errors import RecordListTooLargeError as RecordListTooLargeError
+from kafkaops.cluster.common.errors import ReplicaNotAvailableError as ReplicaNotAvailableError
+from kafkaops.cluster.common.errors import RequestTimedOutError as RequestTimedOutError
+from kafkaops.cluster.common.errors import ResourceNotFoundError as ResourceNotFoundError
+from kafkaops.cluster.common.errors import SaslAuthenticationFailedError as SaslAuthenticationFailedError
+from kafkaops.cluster.common.errors import SecurityDisabledError as SecurityDisabledError
+from kafkaops.cluster.common.errors import SnapshotNotFoundError as SnapshotNotFoundError
+from kafkaops.cluster.common.errors import StaleBrokerEpochError as StaleBrokerEpochError
+from kafkaops.cluster.common.errors import StaleControllerEpochError as StaleControllerEpochError
+from kafkaops.cluster.common.errors import ThrottlingQuotaExceededError as ThrottlingQuotaExceededError
+from kafkaops.cluster.common.errors import TopicAuthorizationFailedError as TopicAuthorizationFailedError
+from kafkaops.cluster.common.errors import TopicDeletionDisabledError as TopicDeletionDisabledError
+from kafkaops.cluster.common.errors import TopicExistsError as TopicExistsError
+from kafkaops.cluster.common.errors import (
+    TransactionalIdAuthorizationFailedError as TransactionalIdAuthorizationFailedError,
+)
+from kafkaops.cluster.common.errors import TransactionCoordinatorFencedError as TransactionCoordinatorFencedError
+from kafkaops.cluster.common.errors import UnacceptableCredentialError as UnacceptableCredentialError
+from kafkaops.cluster.common.errors import UnknownErrorCodeError as UnknownErrorCodeError
+from kafkaops.cluster.common.errors import UnknownLeaderEpochError as UnknownLeaderEpochError
+from kafkaops.cluster.common.errors import UnknownMemberIdError as UnknownMemberIdError
+from kafkaops.cluster.common.errors import UnknownProducerIdError as UnknownProducerIdError
+from kafkaops.cluster.common.errors import UnknownServerError as UnknownServerError
+from kafkaops.cluster.common.errors import UnknownTopicIdError as UnknownTopicIdError
+from kafkaops.cluster.common.errors import UnknownTopicOrPartitionError as UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import UnstableOffsetCommitError as UnstableOffsetCommitError
+from kafkaops.cluster.common.errors import UnsupportedCompressionTypeError as UnsupportedCompressionTypeError
+from kafkaops.cluster.common.errors import UnsupportedForMessageFormatError as UnsupportedForMessageFormatError
+from kafkaops.cluster.common.errors import UnsupportedSaslMechanismError as UnsupportedSaslMechanismError
+from kafkaops.cluster.common.errors import UnsupportedVersionError as UnsupportedVersionError
+from kafkaops.cluster.common.errors import check as check
+from kafkaops.cluster.common.errors import for_code as for_code
+from kafkaops.cluster.common.errors import from_code as from_code
 
-
-def from_code(code: int, message: str | None = None) -> BrokerError:
-    """The error for a non-zero code read from a response: the response's own message if it carried one,
-    else Kafka's text for the code. Raises UnknownErrorCodeError for a code the registry does not know."""
-    return for_code(code)(message or KAFKA_MESSAGES.get(code, ""))
+TopicAlreadyExistsError = TopicExistsError

@@ -17,7 +17,8 @@ import asyncio
 import socket
 import struct
 
-from .errors import CorrelationIdMismatchError, InvalidFrameError
+from kafkaops.cluster.common.errors import CorrelationIdMismatchError, InvalidFrameError
+
 from .types import Buffer, unpack
 
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600

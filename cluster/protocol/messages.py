@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import CorruptMessageError, InvalidRequestError, UnsupportedVersionError
+from kafkaops.cluster.common.errors import CorruptMessageError, InvalidRequestError, UnsupportedVersionError
+
 from .schema import Field, Message
 from .schemas import FIRST_FLEXIBLE_VERSION, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from .types import INT16, INT32, NULLABLE_STRING, TAG_BUFFER, Buffer, unpack

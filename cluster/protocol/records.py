@@ -42,7 +42,13 @@ from typing import NamedTuple
 
 import crc32c
 
-from .errors import CorruptMessageError, EncodeError, InvalidRecordError, UnsupportedCompressionTypeError
+from kafkaops.cluster.common.errors import (
+    CorruptMessageError,
+    EncodeError,
+    InvalidRecordError,
+    UnsupportedCompressionTypeError,
+)
+
 from .types import Buffer, decode_varint, decode_varlong, encode_varint, encode_varlong
 
 HEADER_SIZE = 61

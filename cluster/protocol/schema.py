@@ -27,7 +27,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import CorruptMessageError, EncodeError, UnsupportedVersionError
+from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
+
 from .types import BYTES, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Buffer, Fixed, Type, unpack
 
 

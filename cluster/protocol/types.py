@@ -28,7 +28,7 @@ import struct
 from abc import ABC, abstractmethod
 from typing import Any
 
-from .errors import CorruptMessageError, EncodeError
+from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
 
 Buffer = bytes | bytearray | memoryview
 

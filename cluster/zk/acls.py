@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kazoo.security import ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 
 SENSITIVE_ROOT_PATHS = ("/config/users", "/config/brokers", "/delegation_token")
 """Kafka's `ZkData.SensitiveRootPaths`: no world read below these."""

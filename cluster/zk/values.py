@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kafkaops.cluster.common.jvm_text import scala_list_text
+
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 """Kafka's `Topic.INTERNAL_TOPICS`: the topics its own coordinators own."""
 
@@ -76,10 +78,9 @@ class LeaderAndIsr:
         return self.leader >= 0
 
     def __str__(self) -> str:
-        isr = ", ".join(str(b) for b in self.isr)
         return (
             f"LeaderAndIsr(leader={self.leader}, leaderEpoch={self.leader_epoch}, "
-            f"isr=List({isr}), zkVersion={self.zk_version})"
+            f"isr={scala_list_text(self.isr)}, zkVersion={self.zk_version})"
         )
 
 

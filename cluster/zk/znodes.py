@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import enum
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
-from kafkaops.cluster.errors import MalformedZNodeError
-from kafkaops.cluster.zk.jvm_order import properties_order
+from kafkaops.cluster.common.errors import MalformedZNodeError, NumberFormatError
+from kafkaops.cluster.common.jvm_text import java_parse_int, java_parse_long, properties_order
 from kafkaops.cluster.zk.values import (
     AclEntry,
     BrokerRegistration,
@@ -81,7 +80,6 @@ def _field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str, kind
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
 def _in_range(value: int, bounds: tuple[int, int]) -> bool:
@@ -104,11 +102,15 @@ def _int_list(path: str, data: bytes | None, value: Any, what: str) -> tuple[int
     return tuple(value)
 
 
-def _java_parse_int(path: str, data: bytes | None, text: str, what: str, bounds: tuple[int, int] = _INT32) -> int:
-    """Java's `Integer.parseInt` / `Long.parseLong`: ASCII digits with an optional sign, nothing else."""
-    if not _JAVA_INTEGER.fullmatch(text) or not _in_range(value := int(text), bounds):
-        raise MalformedZNodeError(path, data, f"{what} is not a number")
-    return value
+def _java_number(
+    path: str, data: bytes | None, text: str, what: str, parse: Callable[[str], int] = java_parse_int
+) -> int:
+    """Kafka's `toInt` / `toLong` of a znode's text (`java_parse_int` / `java_parse_long`): what Java
+    refuses is malformed."""
+    try:
+        return parse(text)
+    except NumberFormatError:
+        raise MalformedZNodeError(path, data, f"{what} is not a number") from None
 
 
 def _string_int(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) -> int:
@@ -118,20 +120,20 @@ def _string_int(path: str, data: bytes | None, obj: Mapping[str, Any], key: str)
         if not _in_range(value, _INT64):
             raise MalformedZNodeError(path, data, f"field '{key}' does not fit a 64-bit integer")
         return value
-    return _java_parse_int(path, data, value, f"field '{key}'", _INT64)
+    return _java_number(path, data, value, f"field '{key}'", java_parse_long)
 
 
-def _ascii_number(path: str, data: bytes | None, bounds: tuple[int, int]) -> int:
+def _ascii_number(path: str, data: bytes | None, parse: Callable[[str], int]) -> int:
     """A znode whose whole content is a decimal number (`/controller_epoch`, old consumer offsets)."""
     try:
         text = (data or b"").decode("ascii")
     except UnicodeDecodeError:
         raise MalformedZNodeError(path, data, "not a decimal integer") from None
-    return _java_parse_int(path, data, text, "content", bounds)
+    return _java_number(path, data, text, "content", parse)
 
 
 def _partitions_list(path: str, data: bytes | None, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    entries = _field(path, data, obj, "partitions", list)
+    entries: list[dict[str, Any]] = _field(path, data, obj, "partitions", list)
     if any(not isinstance(e, dict) for e in entries):
         raise MalformedZNodeError(path, data, "an entry of 'partitions' is not an object")
     return entries
@@ -160,7 +162,7 @@ class ControllerZNode:
         """The controller's broker id. 0.8.x wrote a bare integer; read that too."""
         path = ControllerZNode.path()
         if data is not None and not data.lstrip().startswith(b"{"):
-            return _ascii_number(path, data, _INT32)
+            return _ascii_number(path, data, java_parse_int)
         return _int_field(path, data, _load_object(path, data), "brokerid")
 
 
@@ -178,7 +180,7 @@ class ControllerEpochZNode:
 
     @staticmethod
     def decode(data: bytes | None) -> int:
-        return _ascii_number(ControllerEpochZNode.path(), data, _INT32)
+        return _ascii_number(ControllerEpochZNode.path(), data, java_parse_int)
 
 
 # --- brokers ------------------------------------------------------------------------------------
@@ -341,7 +343,7 @@ class TopicZNode:
                 raise MalformedZNodeError(path, data, f"field '{key}' is not an object")
             result = {}
             for p, replicas in raw.items():
-                partition = _java_parse_int(path, data, p, f"partition id {p!r}")
+                partition = _java_number(path, data, p, f"partition id {p!r}")
                 result[partition] = _int_list(path, data, replicas, f"replicas of partition {p}")
             return result
 
@@ -803,7 +805,7 @@ class ConsumerOffsetZNode:
 
     @staticmethod
     def decode(group: str, topic: str, partition: int, data: bytes | None) -> int:
-        return _ascii_number(ConsumerOffsetZNode.path(group, topic, partition), data, _INT64)
+        return _ascii_number(ConsumerOffsetZNode.path(group, topic, partition), data, java_parse_long)
 
 
 # --- ACLs and delegation tokens -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from kafkaops.cli.app import app
 from kafkaops.cli.state_change_log_merger import MergeFormat, merge_local
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.spark import merge
 from kafkaops.spark.merge_job import MergeJob, execute
 from kafkaops.statechange import sources
@@ -237,13 +237,13 @@ def package_zip(target: Path) -> Path:
     directory entries (zipimport finds a namespace package only through them)."""
     archive = target / "kafkaops.zip"
     with zipfile.ZipFile(archive, "w") as zf:
-        for directory in ("kafkaops/", "kafkaops/statechange/", "kafkaops/spark/", "kafkaops/cluster/"):
-            zf.writestr(directory, b"")
-        for room in ("statechange", "spark"):
+        rooms = ("statechange", "spark", "cluster/common")  # the floor: all the jobs import of cluster
+        for directory in ("", "cluster/", *(f"{room}/" for room in rooms)):
+            zf.writestr(f"kafkaops/{directory}", b"")
+        for room in rooms:
             for source in (REPO / room).glob("*.py"):
                 zf.write(source, f"kafkaops/{room}/{source.name}")
-        for name in ("__init__.py", "errors.py"):
-            zf.write(REPO / "cluster" / name, f"kafkaops/cluster/{name}")
+        zf.write(REPO / "cluster" / "__init__.py", "kafkaops/cluster/__init__.py")
     return archive
 
 

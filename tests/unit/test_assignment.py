@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafkaops.admin.assignment import (
     JavaRandom,
     assign_replicas_to_brokers,
@@ -16,7 +17,7 @@ from kafkaops.admin.assignment import (
     rack_alternated_broker_list,
     validate_create_assignment,
 )
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     BrokerNotAvailableError,
     InvalidArgumentError,

@@ -11,6 +11,7 @@ validator failure (so a DOUBLE prints as Java's Double.toString) and the raw str
 from __future__ import annotations
 
 import pytest
+
 from kafkaops.admin.config_def import (
     TOPIC_CONFIGS,
     topic_config_value,
@@ -18,7 +19,7 @@ from kafkaops.admin.config_def import (
     validate_topic_config,
     validate_topic_config_names,
 )
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
 
 LONG_MAX = 2**63 - 1
 THROTTLE_FORMAT = (
@@ -314,6 +315,20 @@ def test_static_configs_are_refused_before_values_are_parsed() -> None:
     # DynamicBrokerConfig.validateConfigs: nonDynamicConfigs first, then validateConfigTypes.
     config = {"leader.replication.throttled.rate": "-1", "broker.id": "1"}
     assert broker_error(config) == "Cannot update these configs dynamically: Set(broker.id)"
+
+
+def test_several_static_configs_print_as_kafkas_scala_set() -> None:
+    # props.asScala.keySet.intersect(nonDynamicProps): the Properties' order, a HashSet beyond four
+    # (both texts printed by Kafka's code on Scala 2.13)
+    three = {"zookeeper.connect": "z", "log.dirs": "/d", "broker.id": "1"}
+    assert broker_error(three) == "Cannot update these configs dynamically: Set(zookeeper.connect, broker.id, log.dirs)"
+    five = dict.fromkeys(
+        ["broker.id", "log.dirs", "num.partitions", "zookeeper.connect", "log.retention.hours", "my.custom"], "1"
+    )
+    assert broker_error(five) == (
+        "Cannot update these configs dynamically: "
+        "HashSet(num.partitions, log.dirs, zookeeper.connect, log.retention.hours, broker.id)"
+    )
 
 
 @pytest.mark.parametrize("name", ["my.custom.config", "metric.reporters.custom", "x"])

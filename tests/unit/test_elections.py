@@ -7,14 +7,15 @@ import pytest
 from kafkaops.admin import elections
 from kafkaops.admin.kafka_text import topic_partition_hash
 from kafkaops.cli import leader_election, preferred_replica_election
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
+    AdminOperationError,
     ElectionNotNeededError,
+    InvalidArgumentError,
     InvalidTopicError,
     PreferredLeaderNotAvailableError,
     UnknownTopicOrPartitionError,
 )
-from kafkaops.cluster.zk.jvm_order import java_string_hash, scala_hash_set_order
+from kafkaops.cluster.common.jvm_text import java_string_hash, scala_hash_set_order
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 LEADER = elections.LEADER_ELECTION_FILE

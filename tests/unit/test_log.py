@@ -10,20 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
+    CorruptMessageError,
     LogDirFailureError,
     LogError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
     OffsetsOutOfOrderError,
+    RecordListTooLargeError,
     UnexpectedAppendOffsetError,
 )
 from kafkaops.cluster.log import EpochEntry, Log, LogConfig, TimestampOffset
 from kafkaops.cluster.log.log import SegmentSummary, segments_to_delete
-from kafkaops.cluster.protocol.errors import (
-    CorruptMessageError,
-    MessageTooLargeError,
-    OffsetOutOfRangeError,
-    RecordListTooLargeError,
-)
 from kafkaops.cluster.protocol.records import Record, build_batch, compute_crc, iter_batches, iter_records
 
 T0 = 1_700_000_000_000

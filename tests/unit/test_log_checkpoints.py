@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkaops.cluster.errors import InvalidConfigurationError, MalformedCheckpointError
+from kafkaops.cluster.common.errors import InvalidConfigurationError, MalformedCheckpointError
 from kafkaops.cluster.log import EpochEntry, LogConfig
 from kafkaops.cluster.log.checkpoints import (
     format_epochs,

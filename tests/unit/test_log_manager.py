@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkaops.cluster.errors import InvalidConfigurationError, LogDirFailureError, LogDirLockedError
+from kafkaops.cluster.common.errors import InvalidConfigurationError, LogDirFailureError, LogDirLockedError
 from kafkaops.cluster.log import LogConfig, LogManager
 from kafkaops.cluster.protocol.records import Record, build_batch, iter_batches
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from kafkaops.cluster.errors import KafkaOpsError
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import (
+
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import (
     ERRORS,
     BrokerError,
     CorruptMessageError,
     InvalidRequestError,
+    KafkaOpsError,
     KafkaProtocolError,
     NotControllerError,
     NotLeaderOrFollowerError,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from kafkaops.cluster.protocol.errors import CorrelationIdMismatchError, CorruptMessageError, InvalidFrameError
+
+from kafkaops.cluster.common.errors import CorrelationIdMismatchError, CorruptMessageError, InvalidFrameError
 from kafkaops.cluster.protocol.framing import (
     DEFAULT_MAX_REQUEST_BYTES,
     CorrelationIds,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkaops.cluster.protocol.errors import InvalidFrameError, KafkaProtocolError
+from kafkaops.cluster.common.errors import InvalidFrameError, KafkaProtocolError
 from kafkaops.cluster.protocol.framing import read_frame
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch, validate_produce_records

@@ -10,11 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkaops.cluster.protocol.errors import (
-    CorruptMessageError,
-    InvalidRequestError,
-    UnsupportedVersionError,
-)
+from kafkaops.cluster.common.errors import CorruptMessageError, InvalidRequestError, UnsupportedVersionError
 from kafkaops.cluster.protocol.framing import frame
 from kafkaops.cluster.protocol.messages import (
     REQUEST_HEADER,

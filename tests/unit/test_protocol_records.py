@@ -11,7 +11,8 @@ import crc32c
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafkaops.cluster.protocol.errors import (
+
+from kafkaops.cluster.common.errors import (
     CorruptMessageError,
     EncodeError,
     InvalidRecordError,

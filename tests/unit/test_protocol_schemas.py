@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
 from kafkaops.cluster.protocol import schemas
-from kafkaops.cluster.protocol.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
 from kafkaops.cluster.protocol.records import Record, build_batch
 from kafkaops.cluster.protocol.schema import Field, Message, Schema
 from kafkaops.cluster.protocol.schemas import (

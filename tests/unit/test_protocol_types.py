@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafkaops.cluster.protocol.errors import CorruptMessageError, EncodeError
+
+from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
 from kafkaops.cluster.protocol.types import (
     BOOLEAN,
     BYTES,

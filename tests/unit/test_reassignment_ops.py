@@ -7,9 +7,10 @@ import pytest
 from rich.console import Console
 
 from kafkaops.admin import reassignment_ops as ops
-from kafkaops.admin.kafka_text import scala_mutable_order, scala_set_order, scala_set_text, topic_partition_hash
+from kafkaops.admin.kafka_text import topic_partition_hash
 from kafkaops.admin.reassignment import parse_reassignment_json
 from kafkaops.cli import reassign_partitions as cli
+from kafkaops.cluster.common.jvm_text import scala_mutable_hash_order, scala_set_order, scala_set_text
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 
@@ -137,7 +138,7 @@ def test_scala_texts():
     assert scala_set_text(list(range(5))) == "HashSet(0, 1, 2, 3, 4)"
     # TopicPartition.hashCode = 31 * (31 + partition) + topic.hashCode
     assert topic_partition_hash(tp("foo", 0)) == 31 * 31 + 101574
-    assert scala_mutable_order([3, 1, 2], lambda i: i) == [1, 2, 3]
+    assert scala_mutable_hash_order([3, 1, 2], lambda i: i) == [1, 2, 3]
 
 
 def test_execute_lines():

@@ -24,7 +24,7 @@ from kafkaops.admin.replica_verification import (
 )
 from kafkaops.cli import replica_verification as cli
 from kafkaops.cli.app import app
-from kafkaops.cluster.errors import BrokerNotAvailableError, InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.common.errors import BrokerNotAvailableError, InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.protocol.records import Record, build_batch, patch_batch
 from kafkaops.cluster.zk.values import TopicPartition
 

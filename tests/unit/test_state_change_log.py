@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkaops.cluster.common.jvm_text import scala_immutable_set, scala_mutable_hash_order, scala_mutable_hash_set
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
     ControllerLog,
@@ -20,10 +21,7 @@ from kafkaops.cluster.state_change_log import (
     StopReplicaPartitionState,
     UpdateMetadataPartitionState,
     node_string,
-    scala_immutable_set,
-    scala_mutable_hash_set,
 )
-from kafkaops.cluster.zk.jvm_order import scala_mutable_hash_order
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 FOO0 = TopicPartition("foo", 0)

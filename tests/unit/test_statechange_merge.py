@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkaops.cluster.errors import InvalidArgumentError, InvalidTopicError
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidTopicError
 from kafkaops.cluster.state_change_log import BrokerLog, ControllerLog, Level, StateChangeLogFile
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
 from kafkaops.statechange import filters, parse, sources

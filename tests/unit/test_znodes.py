@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafkaops.cluster.errors import MalformedZNodeError
+
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.zk.values import (
     AclEntry,
     BrokerRegistration,
