@@ -18,6 +18,7 @@ from kafkaops.cli.common import (
 )
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cluster.common.errors import UsageError
+from kafkaops.cluster.zk.client import KafkaZkClient
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 ERROR_PREFIX = "Error while executing topic command : "
@@ -252,62 +253,28 @@ def topics_command(
     assignment = parse_replica_assignment(replica_assignment) if replica_assignment else None
     name = topic or ""  # check_args made sure a topic is given wherever it is needed
 
-    lines: list[str] = []
     with zookeeper(zookeeper_connect) as zk:
         if create:
-            if admin_topics.has_collision_chars(name):
-                lines.append(COLLISION_WARNING)
             topic_config = admin_topics.parse_topic_configs(config or [])
-            if "message.format.version" in topic_config:
-                lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
-            result = admin_topics.create_topic(
+            lines, document = _create(
                 zk,
                 name,
                 partitions,
                 replication_factor,
                 assignment,
                 topic_config,
-                rack_aware=not disable_rack_aware,
-                if_not_exists=if_not_exists,
+                not disable_rack_aware,
+                if_not_exists,
             )
-            if result.created:
-                lines.append(f"Created topic {name}.")
-            document: object = dataclasses.asdict(result)
         elif list_:
-            listing = admin_topics.list_topics(zk, topic, exclude_internal)
-            lines.extend(t.topic + (" - marked for deletion" if t.marked_for_deletion else "") for t in listing)
-            document = [dataclasses.asdict(t) for t in listing]
+            lines, document = _list(zk, topic, exclude_internal)
         elif alter:
             topic_config = admin_topics.parse_topic_configs(config or [])
-            if "message.format.version" in topic_config:
-                lines.append(MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"]))
-            results = admin_topics.alter_topics(
-                zk,
-                name,
-                topic_config,
-                delete_config or [],
-                partitions,
-                assignment,
-                if_exists=if_exists,
-                exclude_internal=exclude_internal,
+            lines, document = _alter(
+                zk, name, topic_config, delete_config or [], partitions, assignment, if_exists, exclude_internal
             )
-            for altered in results:
-                if altered.config_changed:
-                    lines.extend(ALTER_CONFIG_WARNING)
-                    lines.append(f"Updated config for topic {altered.topic}.")
-                if partitions is not None:
-                    lines.append(ADD_PARTITIONS_WARNING)
-                    lines.append("Adding partitions succeeded!")
-            document = [dataclasses.asdict(r) for r in results]
         elif delete:
-            deleted = admin_topics.delete_topics(zk, name, if_exists=if_exists, exclude_internal=exclude_internal)
-            for result_ in deleted:
-                if result_.already_marked:
-                    lines.append(f"Topic {result_.topic} is already marked for deletion.")
-                else:
-                    lines.append(f"Topic {result_.topic} is marked for deletion.")
-                    lines.append("Note: This will have no impact if delete.topic.enable is not set to true.")
-            document = [dataclasses.asdict(r) for r in deleted]
+            lines, document = _delete(zk, name, if_exists, exclude_internal)
         else:
             filters = admin_topics.DescribeFilters(
                 under_replicated=under_replicated,
@@ -316,14 +283,109 @@ def topics_command(
                 at_min_isr=at_min_isr,
                 topics_with_overrides=topics_with_overrides,
             )
-            descriptions = admin_topics.describe_topics(zk, topic, filters, if_exists, exclude_internal)
-            for description in descriptions:
-                lines.extend(describe_lines(description))
-            document = [_description_document(d) for d in descriptions]
+            lines, document = _describe(zk, topic, filters, if_exists, exclude_internal)
     if output is OutputFormat.json:
         print_json(document)
     else:
         print_lines(lines)
+
+
+Rendered = tuple[list[str], object]
+"""What an action prints: Kafka's text lines, and the document `--output json` prints instead."""
+
+
+def _create(
+    zk: KafkaZkClient,
+    name: str,
+    partitions: int | None,
+    replication_factor: int | None,
+    assignment: dict[int, list[int]] | None,
+    topic_config: dict[str, str],
+    rack_aware: bool,
+    if_not_exists: bool,
+) -> Rendered:
+    lines = [COLLISION_WARNING] if admin_topics.has_collision_chars(name) else []
+    lines.extend(_message_format_warning(topic_config))
+    result = admin_topics.create_topic(
+        zk,
+        name,
+        partitions,
+        replication_factor,
+        assignment,
+        topic_config,
+        rack_aware=rack_aware,
+        if_not_exists=if_not_exists,
+    )
+    if result.created:
+        lines.append(f"Created topic {name}.")
+    return lines, dataclasses.asdict(result)
+
+
+def _list(zk: KafkaZkClient, topic: str | None, exclude_internal: bool) -> Rendered:
+    listing = admin_topics.list_topics(zk, topic, exclude_internal)
+    lines = [t.topic + (" - marked for deletion" if t.marked_for_deletion else "") for t in listing]
+    return lines, [dataclasses.asdict(t) for t in listing]
+
+
+def _alter(
+    zk: KafkaZkClient,
+    name: str,
+    topic_config: dict[str, str],
+    delete_config: list[str],
+    partitions: int | None,
+    assignment: dict[int, list[int]] | None,
+    if_exists: bool,
+    exclude_internal: bool,
+) -> Rendered:
+    lines = _message_format_warning(topic_config)
+    results = admin_topics.alter_topics(
+        zk,
+        name,
+        topic_config,
+        delete_config,
+        partitions,
+        assignment,
+        if_exists=if_exists,
+        exclude_internal=exclude_internal,
+    )
+    for altered in results:
+        if altered.config_changed:
+            lines.extend(ALTER_CONFIG_WARNING)
+            lines.append(f"Updated config for topic {altered.topic}.")
+        if partitions is not None:
+            lines.append(ADD_PARTITIONS_WARNING)
+            lines.append("Adding partitions succeeded!")
+    return lines, [dataclasses.asdict(r) for r in results]
+
+
+def _delete(zk: KafkaZkClient, name: str, if_exists: bool, exclude_internal: bool) -> Rendered:
+    deleted = admin_topics.delete_topics(zk, name, if_exists=if_exists, exclude_internal=exclude_internal)
+    lines: list[str] = []
+    for result in deleted:
+        if result.already_marked:
+            lines.append(f"Topic {result.topic} is already marked for deletion.")
+        else:
+            lines.append(f"Topic {result.topic} is marked for deletion.")
+            lines.append("Note: This will have no impact if delete.topic.enable is not set to true.")
+    return lines, [dataclasses.asdict(r) for r in deleted]
+
+
+def _describe(
+    zk: KafkaZkClient,
+    topic: str | None,
+    filters: admin_topics.DescribeFilters,
+    if_exists: bool,
+    exclude_internal: bool,
+) -> Rendered:
+    descriptions = admin_topics.describe_topics(zk, topic, filters, if_exists, exclude_internal)
+    lines = [line for description in descriptions for line in describe_lines(description)]
+    return lines, [_description_document(d) for d in descriptions]
+
+
+def _message_format_warning(topic_config: dict[str, str]) -> list[str]:
+    if "message.format.version" in topic_config:
+        return [MESSAGE_FORMAT_WARNING.format(topic_config["message.format.version"])]
+    return []
 
 
 def describe_lines(description: admin_topics.TopicDescription) -> list[str]:
