@@ -22,6 +22,7 @@ import typer
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -47,145 +48,187 @@ def run_demo(state: Path, keep_running: bool) -> None:
         cluster.down()
     shutil.rmtree(state, ignore_errors=True)  # every demo starts from an empty cluster
     say(f"$ kafkaops cluster up --brokers 3   (state dir {state})")
-    cluster.up(brokers=3, broker_overrides=BROKER_OVERRIDES, racks=RACKS)
-    env = {**os.environ, "KAFKAOPS_STATE_DIR": str(state), "KAFKAOPS_ZOOKEEPER": cluster.zookeeper_connect}
-    env.pop("KAFKAOPS_CONFIG", None)
+    env: dict[str, str] | None = None
     try:
-        with KafkaZkClient(cluster.zookeeper_connect) as zk:
-
-            def online(topic: str, partitions: int, without: int | None = None) -> bool:
-                found = zk.get_partition_states(TopicPartition(topic, p) for p in range(partitions))
-                return all(s is not None and s.leader_and_isr.leader not in (-1, without) for s in found.values())
-
-            step(env, "cluster", "status")
-            step(env, "topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3")
-            step(
-                env,
-                "topics",
-                "--create",
-                "--topic",
-                "payments",
-                "--replica-assignment",
-                "0:1,1:2,2:0",
-                "--config",
-                "retention.ms=86400000",
-            )
-            step(env, "topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1")
-            step(env, "topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4")
-            wait(lambda: online("orders", 6) and online("payments", 3), "the controller brings the partitions online")
-            step(env, "topics", "--describe")
-            bootstrap = ",".join(
-                b.endpoint.removeprefix("PLAINTEXT://") for b in cluster.status().brokers if b.endpoint
-            )
-            # Real records, replicated to the ISR before they are acknowledged (acks=all).
-            step(
-                env,
-                "console-producer",
-                "--bootstrap-server",
-                bootstrap,
-                "--topic",
-                "orders",
-                "--request-required-acks",
-                "all",
-                "--property",
-                "parse.key=true",
-                "--property",
-                "key.separator=:",
-                stdin="".join(f"order-{i}:amount={i * 10}\n" for i in range(DEMO_RECORDS)),
-            )
-            step(
-                env,
-                "producer-perf-test",
-                "--topic",
-                "orders",
-                "--num-records",
-                "20000",
-                "--record-size",
-                "1024",
-                "--throughput",
-                "-1",
-                "--producer-props",
-                f"bootstrap.servers={bootstrap}",
-                "acks=all",
-            )
-            step(env, "cluster", "stop-broker", "1", "--hard")
-            wait(
-                lambda: online("orders", 6, without=1) and online("payments", 3, without=1),
-                "broker 1's session expires; the controller moves its leaderships to in-sync replicas",
-                30,
-            )
-            step(env, "topics", "--describe", "--topic", "orders")
-            step(env, "topics", "--describe", "--under-replicated-partitions")
-            # Every acknowledged record is still there, served by the new leaders.
-            step(
-                env,
-                "console-consumer",
-                "--bootstrap-server",
-                bootstrap,
-                "--topic",
-                "orders",
-                "--partition",
-                "0",
-                "--from-beginning",
-                "--max-messages",
-                "3",
-                "--property",
-                "print.key=true",
-                "--property",
-                "print.offset=true",
-            )
-            step(env, "cluster", "start-broker", "1")
-            step(env, "cluster", "status")
-            wait(
-                lambda: all(
-                    s is not None and len(s.leader_and_isr.isr) == 3
-                    for s in zk.get_partition_states(TopicPartition("orders", p) for p in range(6)).values()
-                ),
-                "broker 1 truncates to the new leaders' logs, catches up and rejoins every ISR",
-                60,
-            )
-            step(env, "topics", "--describe", "--under-replicated-partitions")
-            step(
-                env,
-                "configs",
-                "--alter",
-                "--topic",
-                "orders",
-                "--add-config",
-                "retention.ms=3600000,cleanup.policy=[compact,delete]",
-            )
-            step(
-                env,
-                "configs",
-                "--alter",
-                "--entity-type",
-                "brokers",
-                "--entity-default",
-                "--add-config",
-                "follower.replication.throttled.rate=10485760",
-            )
-            step(env, "configs", "--describe", "--entity-type", "topics")
-            step(env, "topics", "--describe", "--topics-with-overrides")
-            step(env, "topics", "--delete", "--topic", "payments")
-            wait(lambda: not zk.exists("/brokers/topics/payments"), "the controller deletes the topic's replicas")
-            step(env, "topics", "--list", "--output", "json")
-            # every broker wrote state-change.log in Kafka's words: one timeline for one partition
-            logs = ",".join(str(cluster.broker_dir(b) / "logs" / "state-change.log") for b in sorted(RACKS))
-            step(
-                env,
-                "state-change-log-merger",
-                "--logs",
-                logs,
-                "--topic",
-                "orders",
-                "--partitions",
-                "0",
-                "--level",
-                "INFO",
-            )
+        # inside the `try`: a Ctrl-C or SIGTERM while ZooKeeper and the brokers start stops them too
+        cluster.up(brokers=3, broker_overrides=BROKER_OVERRIDES, racks=RACKS)
+        env = tool_env(cluster)
+        walk_through(cluster, env)
     finally:
-        if not keep_running:
+        if env is None:
+            # --keep-running keeps a cluster that came up, not a half-started one nothing else would stop
+            stop_started(cluster)
+        elif not keep_running:
             step(env, "cluster", "down")
+
+
+def tool_env(cluster: LocalCluster) -> dict[str, str]:
+    """The environment of every step: the demo's cluster, whatever the caller's config points at."""
+    env = {**os.environ, "KAFKAOPS_STATE_DIR": str(cluster.state_dir), "KAFKAOPS_ZOOKEEPER": cluster.zookeeper_connect}
+    env.pop("KAFKAOPS_CONFIG", None)
+    return env
+
+
+def stop_started(cluster: LocalCluster) -> None:
+    """Stop what an unfinished `cluster.up` started: the brokers it recorded, then its ZooKeeper."""
+    say("... stopping the processes the demo started")
+    if cluster.config_file.exists():
+        cluster.down()
+    else:  # interrupted while ZooKeeper started, before any broker
+        LocalZooKeeper.from_state_dir(cluster.state_dir).stop()
+
+
+def walk_through(cluster: LocalCluster, env: dict[str, str]) -> None:
+    with KafkaZkClient(cluster.zookeeper_connect) as zk:
+        create_topics(env, zk)
+        bootstrap = ",".join(b.endpoint.removeprefix("PLAINTEXT://") for b in cluster.status().brokers if b.endpoint)
+        produce(env, bootstrap)
+        fail_broker(env, zk, bootstrap)
+        restart_broker(env, zk)
+        alter_configs_and_delete(env, zk, cluster)
+
+
+def online(zk: KafkaZkClient, topic: str, partitions: int, without: int | None = None) -> bool:
+    found = zk.get_partition_states(TopicPartition(topic, p) for p in range(partitions))
+    return all(s is not None and s.leader_and_isr.leader not in (-1, without) for s in found.values())
+
+
+def create_topics(env: dict[str, str], zk: KafkaZkClient) -> None:
+    step(env, "cluster", "status")
+    step(env, "topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3")
+    step(
+        env,
+        "topics",
+        "--create",
+        "--topic",
+        "payments",
+        "--replica-assignment",
+        "0:1,1:2,2:0",
+        "--config",
+        "retention.ms=86400000",
+    )
+    step(env, "topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1")
+    step(env, "topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4")
+    wait(lambda: online(zk, "orders", 6) and online(zk, "payments", 3), "the controller brings the partitions online")
+    step(env, "topics", "--describe")
+
+
+def produce(env: dict[str, str], bootstrap: str) -> None:
+    # Real records, replicated to the ISR before they are acknowledged (acks=all).
+    step(
+        env,
+        "console-producer",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        "orders",
+        "--request-required-acks",
+        "all",
+        "--property",
+        "parse.key=true",
+        "--property",
+        "key.separator=:",
+        stdin="".join(f"order-{i}:amount={i * 10}\n" for i in range(DEMO_RECORDS)),
+    )
+    step(
+        env,
+        "producer-perf-test",
+        "--topic",
+        "orders",
+        "--num-records",
+        "20000",
+        "--record-size",
+        "1024",
+        "--throughput",
+        "-1",
+        "--producer-props",
+        f"bootstrap.servers={bootstrap}",
+        "acks=all",
+    )
+
+
+def fail_broker(env: dict[str, str], zk: KafkaZkClient, bootstrap: str) -> None:
+    step(env, "cluster", "stop-broker", "1", "--hard")
+    wait(
+        lambda: online(zk, "orders", 6, without=1) and online(zk, "payments", 3, without=1),
+        "broker 1's session expires; the controller moves its leaderships to in-sync replicas",
+        30,
+    )
+    step(env, "topics", "--describe", "--topic", "orders")
+    step(env, "topics", "--describe", "--under-replicated-partitions")
+    # Every acknowledged record is still there, served by the new leaders.
+    step(
+        env,
+        "console-consumer",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        "orders",
+        "--partition",
+        "0",
+        "--from-beginning",
+        "--max-messages",
+        "3",
+        "--property",
+        "print.key=true",
+        "--property",
+        "print.offset=true",
+    )
+
+
+def restart_broker(env: dict[str, str], zk: KafkaZkClient) -> None:
+    step(env, "cluster", "start-broker", "1")
+    step(env, "cluster", "status")
+    wait(
+        lambda: all(
+            s is not None and len(s.leader_and_isr.isr) == 3
+            for s in zk.get_partition_states(TopicPartition("orders", p) for p in range(6)).values()
+        ),
+        "broker 1 truncates to the new leaders' logs, catches up and rejoins every ISR",
+        60,
+    )
+    step(env, "topics", "--describe", "--under-replicated-partitions")
+
+
+def alter_configs_and_delete(env: dict[str, str], zk: KafkaZkClient, cluster: LocalCluster) -> None:
+    step(
+        env,
+        "configs",
+        "--alter",
+        "--topic",
+        "orders",
+        "--add-config",
+        "retention.ms=3600000,cleanup.policy=[compact,delete]",
+    )
+    step(
+        env,
+        "configs",
+        "--alter",
+        "--entity-type",
+        "brokers",
+        "--entity-default",
+        "--add-config",
+        "follower.replication.throttled.rate=10485760",
+    )
+    step(env, "configs", "--describe", "--entity-type", "topics")
+    step(env, "topics", "--describe", "--topics-with-overrides")
+    step(env, "topics", "--delete", "--topic", "payments")
+    wait(lambda: not zk.exists("/brokers/topics/payments"), "the controller deletes the topic's replicas")
+    step(env, "topics", "--list", "--output", "json")
+    # every broker wrote state-change.log in Kafka's words: one timeline for one partition
+    logs = ",".join(str(cluster.broker_dir(b) / "logs" / "state-change.log") for b in sorted(RACKS))
+    step(
+        env,
+        "state-change-log-merger",
+        "--logs",
+        logs,
+        "--topic",
+        "orders",
+        "--partitions",
+        "0",
+        "--level",
+        "INFO",
+    )
 
 
 def step(env: dict[str, str], *args: str, stdin: str | None = None) -> None:
