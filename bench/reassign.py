@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -253,11 +254,59 @@ class Profiler:
                 run.wait()
 
 
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where the benchmark's partitions start (`old` brokers) and where the plan moves them (`new`)."""
+
+    open_files: int
+    old: tuple[int, ...]
+    new: tuple[int, ...]
+    topics: list[tuple[str, int]]
+    names: list[str]
+    partitions: list[TopicPartition]
+    target: dict[TopicPartition, list[int]]
+    hosted: collections.Counter[int]
+    """Logs each broker holds once every partition has replicas on both sets."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    pids: dict[int, int | None]
+    controller: int | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """The timed phase: --execute, then --verify until every partition is complete."""
+
+    executed: float
+    elapsed: float
+    timeline: list[tuple[float, int]]
+    gone_at: list[float]
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """CPU seconds of each broker and of this script during the timed phase, and the load around it."""
+
+    cpu: dict[int, float]
+    own: float
+    load_before: str
+    load_after: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Checks:
+    leaders_moved: bool
+    created: bool
+    deleted: bool
+    t_deleted: float
+
+
 def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]) -> None:
     print(f"load average at start: {load()}  ({os.cpu_count()} CPUs)", flush=True)
     open_files = raise_open_files_limit(OPEN_FILES)
     per_set = args.brokers or brokers_per_set(args.partitions, open_files)
-    old, new = tuple(range(per_set)), tuple(range(per_set, 2 * per_set))
     zookeeper = LocalZooKeeper(state / "zk", free_port(), heap_mb=1024)
     zookeeper.start()
     started.append(lambda: zookeeper.stop(hard=True))
@@ -270,8 +319,32 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
 
     started.append(kill_brokers)
     connect = zookeeper.connect_string
+    layout = plan_layout(args, per_set, open_files)
+    t = time.monotonic()
+    cluster.up(brokers=len(layout.old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
+    with KafkaZkClient(connect) as zk:
+        setup = set_up(args, zk, cluster, connect, layout, t)
+        raw_s = raw_ceiling(zk, len(layout.partitions))
+        plan_file = state / "reassignment.json"
+        plan_file.write_text(files.format_reassignment_json(layout.target))
+        profiler = start_profiler(args, layout, setup, started)
+        cpu_before = {b: cpu_seconds(p) for b, p in setup.pids.items() if p is not None}
+        own_before = cpu_seconds(os.getpid())
+        load_before = load()
+        timed = reassign(args, zk, plan_file, len(layout.partitions))
+        load_after = load()
+        cpu = {b: cpu_seconds(p) - cpu_before[b] for b, p in setup.pids.items() if p is not None}
+        own = cpu_seconds(os.getpid()) - own_before
+        if profiler is not None:
+            profiler.stop()
+        checks = check_outcome(zk, cluster, layout)
+    report(args, cluster, layout, setup, raw_s, timed, Usage(cpu, own, load_before, load_after), checks)
+
+
+def plan_layout(args: argparse.Namespace, per_set: int, open_files: int) -> Layout:
+    """The topics on the old brokers and the plan's targets; warns when a broker's logs near the limit."""
+    old, new = tuple(range(per_set)), tuple(range(per_set, 2 * per_set))
     topics = topic_sizes(args.partitions, args.topic_size)
-    names = [t for t, _ in topics]
     partitions = [TopicPartition(t, p) for t, count in topics for p in range(count)]
     target = {tp: rotation(new, tp.partition) for tp in partitions}
     hosted = collections.Counter(b for tp in partitions for b in rotation(old, tp.partition))
@@ -282,134 +355,164 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
             f"warning: a broker will hold {most} logs ({most * FILES_PER_LOG} descriptors), the limit is {open_files}",
             file=sys.stderr,
         )
-    t = time.monotonic()
-    cluster.up(brokers=len(old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
-    with KafkaZkClient(connect) as zk:
-        create_topics(zk, topics, old)
-        wait(lambda: all_led(zk, partitions, old), args.setup_timeout, "partitions led on the old brokers", 0.5)
-        wait(
-            lambda: all(partition_dirs(cluster, b, names) == hosted[b] for b in old),
-            args.setup_timeout,
-            "old brokers' logs created",
-            0.5,
-        )
-        cluster.up(brokers=len(old) + len(new), zookeeper_connect=connect, broker_overrides=OVERRIDES)
-        pids = {b: cluster.broker_pid(b) for b in (*old, *new)}
-        if any(pid is None for pid in pids.values()):
-            raise RuntimeError(f"a broker is not running: {pids}")
-        idle = wait_quiet([p for p in pids.values() if p is not None], args.setup_timeout, args.idle_cores)
-        controller = zk.get_controller_id()
-        print(
-            f"setup: {len(names)} topics, {len(partitions)} partitions RF {REPLICATION_FACTOR} on brokers {list(old)} "
-            f"({max(hosted[b] for b in old)} logs each at most, descriptor limit {open_files}), brokers {list(new)} "
-            f"joined, controller is broker {controller} ({time.monotonic() - t:.0f} s); idle brokers use "
-            f"{idle:.2f} core",
-            flush=True,
-        )
+    return Layout(open_files, old, new, topics, [t for t, _ in topics], partitions, target, hosted)
 
-        raw_s = raw_fenced_writes(zk, len(partitions))
-        print(
-            f"raw fenced multi ceiling: {len(partitions)} conditional setData in {raw_s:.2f} s "
-            f"({len(partitions) / raw_s:,.0f} writes/s, best of {RAW_ROUNDS})",
-            flush=True,
-        )
 
-        plan_file = state / "reassignment.json"
-        plan_file.write_text(files.format_reassignment_json(target))
-        profiler = None
-        if args.profile is not None:
-            other = next(b for b in old if b != controller)
-            targets = {
-                f"controller-broker{controller}": pids[controller],
-                f"old-broker{other}": pids[other],
-                f"new-broker{new[0]}": pids[new[0]],
-            }
-            profiler = Profiler(args.profile, {k: v for k, v in targets.items() if v is not None})
-            started.append(profiler.stop)
-            time.sleep(1.0)  # py-spy attached before the clock starts
-        cpu_before = {b: cpu_seconds(p) for b, p in pids.items() if p is not None}
-        own_before = cpu_seconds(os.getpid())
-        load_before = load()
-
-        # --- timed: reassign-partitions --execute, then --verify until everything is complete ---------
-        t0 = time.monotonic()
-        entries = files.parse_reassignment_json(plan_file.read_text())
-        plan = ops.plan_execute(zk, entries)
-        ops.apply_execute(zk, plan)
-        executed = time.monotonic() - t0
-        # Every partition is complete only once the controller has deleted the znode (it removes each
-        # entry after writing the partition's final assignment): --verify runs at once when the znode
-        # goes, then every --poll-interval; before that, every --progress-interval for the timeline
-        # (a --verify of 10,000 partitions reads and decodes the whole znode and topic znodes: polling
-        # it 4 times a second would take CPU from the cluster it measures).
-        znode_gone = threading.Event()
-        gone_at: list[float] = []
-
-        def reassign_znode(data: bytes | None, stat: Any, event: Any = None) -> bool:
-            if data is None and stat is None:
-                gone_at.append(time.monotonic() - t0)
-                znode_gone.set()
-                return False
-            return True
-
-        zk.kazoo.DataWatch(znodes.ReassignPartitionsZNode.path(), reassign_znode)
-        timeline: list[tuple[float, int]] = []
-        while True:
-            result = ops.verify_reassignment(zk, entries)
-            now = time.monotonic() - t0
-            complete = sum(1 for s in result.states.values() if s.complete)
-            timeline.append((now, complete))
-            if result.failed:
-                raise RuntimeError(f"{len(result.failed)} partitions failed, e.g. {result.failed[:5]}")
-            if complete == len(partitions) and not result.ongoing:
-                break
-            if now > args.timeout:
-                raise TimeoutError(f"{complete}/{len(partitions)} complete after {now:.0f} s")
-            if znode_gone.is_set():
-                time.sleep(args.poll_interval)
-            else:
-                print(f"  {now:7.1f} s  {complete:>7} complete", flush=True)
-                znode_gone.wait(args.progress_interval)
-        elapsed = time.monotonic() - t0
-        # -------------------------------------------------------------------------------------------------
-
-        load_after = load()
-        cpu = {b: cpu_seconds(p) - cpu_before[b] for b, p in pids.items() if p is not None}
-        own = cpu_seconds(os.getpid()) - own_before
-        if profiler is not None:
-            profiler.stop()
-        leaders_moved = all_led(zk, partitions, new)
-        t_deleted = time.monotonic()
-        deleted = True
-        try:
-            wait(lambda: all(partition_dirs(cluster, b, names) == 0 for b in old), 120, "old replicas deleted", 0.2)
-        except TimeoutError:
-            deleted = False
-        t_deleted = time.monotonic() - t_deleted
-        created = all(partition_dirs(cluster, b, names) == hosted[b] for b in new)
-
-    rate = len(partitions) / elapsed
+def set_up(
+    args: argparse.Namespace, zk: KafkaZkClient, cluster: LocalCluster, connect: str, layout: Layout, t: float
+) -> Setup:
+    """On the old brokers (up since `t`): every topic led and its logs created; then the new brokers, all settled."""
+    old, new, names, hosted = layout.old, layout.new, layout.names, layout.hosted
+    create_topics(zk, layout.topics, old)
+    wait(lambda: all_led(zk, layout.partitions, old), args.setup_timeout, "partitions led on the old brokers", 0.5)
+    wait(
+        lambda: all(partition_dirs(cluster, b, names) == hosted[b] for b in old),
+        args.setup_timeout,
+        "old brokers' logs created",
+        0.5,
+    )
+    cluster.up(brokers=len(old) + len(new), zookeeper_connect=connect, broker_overrides=OVERRIDES)
+    pids = {b: cluster.broker_pid(b) for b in (*old, *new)}
+    if any(pid is None for pid in pids.values()):
+        raise RuntimeError(f"a broker is not running: {pids}")
+    idle = wait_quiet([p for p in pids.values() if p is not None], args.setup_timeout, args.idle_cores)
+    controller = zk.get_controller_id()
     print(
-        f"reassign {len(partitions)} partitions RF {REPLICATION_FACTOR} from {len(old)} brokers onto {len(new)} new "
+        f"setup: {len(names)} topics, {len(layout.partitions)} partitions RF {REPLICATION_FACTOR} on brokers "
+        f"{list(old)} ({max(hosted[b] for b in old)} logs each at most, descriptor limit {layout.open_files}), "
+        f"brokers {list(new)} joined, controller is broker {controller} ({time.monotonic() - t:.0f} s); idle "
+        f"brokers use {idle:.2f} core",
+        flush=True,
+    )
+    return Setup(pids, controller)
+
+
+def raw_ceiling(zk: KafkaZkClient, count: int) -> float:
+    raw_s = raw_fenced_writes(zk, count)
+    print(
+        f"raw fenced multi ceiling: {count} conditional setData in {raw_s:.2f} s "
+        f"({count / raw_s:,.0f} writes/s, best of {RAW_ROUNDS})",
+        flush=True,
+    )
+    return raw_s
+
+
+def start_profiler(
+    args: argparse.Namespace, layout: Layout, setup: Setup, started: list[Callable[[], None]]
+) -> Profiler | None:
+    if args.profile is None:
+        return None
+    controller, pids, new = setup.controller, setup.pids, layout.new
+    other = next(b for b in layout.old if b != controller)
+    targets = {
+        f"controller-broker{controller}": pids[controller],
+        f"old-broker{other}": pids[other],
+        f"new-broker{new[0]}": pids[new[0]],
+    }
+    profiler = Profiler(args.profile, {k: v for k, v in targets.items() if v is not None})
+    started.append(profiler.stop)
+    time.sleep(1.0)  # py-spy attached before the clock starts
+    return profiler
+
+
+def reassign(args: argparse.Namespace, zk: KafkaZkClient, plan_file: Path, count: int) -> Timed:
+    """The timed phase: reassign-partitions --execute, then --verify until everything is complete."""
+    t0 = time.monotonic()
+    entries = files.parse_reassignment_json(plan_file.read_text())
+    plan = ops.plan_execute(zk, entries)
+    ops.apply_execute(zk, plan)
+    executed = time.monotonic() - t0
+    # Every partition is complete only once the controller has deleted the znode (it removes each
+    # entry after writing the partition's final assignment): --verify runs at once when the znode
+    # goes, then every --poll-interval; before that, every --progress-interval for the timeline
+    # (a --verify of 10,000 partitions reads and decodes the whole znode and topic znodes: polling
+    # it 4 times a second would take CPU from the cluster it measures).
+    znode_gone = threading.Event()
+    gone_at: list[float] = []
+
+    def reassign_znode(data: bytes | None, stat: Any, event: Any = None) -> bool:
+        if data is None and stat is None:
+            gone_at.append(time.monotonic() - t0)
+            znode_gone.set()
+            return False
+        return True
+
+    zk.kazoo.DataWatch(znodes.ReassignPartitionsZNode.path(), reassign_znode)
+    timeline: list[tuple[float, int]] = []
+    while True:
+        result = ops.verify_reassignment(zk, entries)
+        now = time.monotonic() - t0
+        complete = sum(1 for s in result.states.values() if s.complete)
+        timeline.append((now, complete))
+        if result.failed:
+            raise RuntimeError(f"{len(result.failed)} partitions failed, e.g. {result.failed[:5]}")
+        if complete == count and not result.ongoing:
+            break
+        if now > args.timeout:
+            raise TimeoutError(f"{complete}/{count} complete after {now:.0f} s")
+        if znode_gone.is_set():
+            time.sleep(args.poll_interval)
+        else:
+            print(f"  {now:7.1f} s  {complete:>7} complete", flush=True)
+            znode_gone.wait(args.progress_interval)
+    return Timed(executed, time.monotonic() - t0, timeline, gone_at)
+
+
+def check_outcome(zk: KafkaZkClient, cluster: LocalCluster, layout: Layout) -> Checks:
+    """Leaders on the new brokers, their logs created, the old replicas' logs deleted (and how long after)."""
+    leaders_moved = all_led(zk, layout.partitions, layout.new)
+    t_deleted = time.monotonic()
+    deleted = True
+    try:
+        wait(
+            lambda: all(partition_dirs(cluster, b, layout.names) == 0 for b in layout.old),
+            120,
+            "old replicas deleted",
+            0.2,
+        )
+    except TimeoutError:
+        deleted = False
+    t_deleted = time.monotonic() - t_deleted
+    created = all(partition_dirs(cluster, b, layout.names) == layout.hosted[b] for b in layout.new)
+    return Checks(leaders_moved, created, deleted, t_deleted)
+
+
+def report(
+    args: argparse.Namespace,
+    cluster: LocalCluster,
+    layout: Layout,
+    setup: Setup,
+    raw_s: float,
+    timed: Timed,
+    usage: Usage,
+    checks: Checks,
+) -> None:
+    old, new, count, elapsed = layout.old, layout.new, len(layout.partitions), timed.elapsed
+    rate = count / elapsed
+    print(
+        f"reassign {count} partitions RF {REPLICATION_FACTOR} from {len(old)} brokers onto {len(new)} new "
         f"ones: {elapsed:.2f} s from --execute "
-        f"to --verify all complete (--execute itself {executed:.2f} s) = {rate:,.0f} partitions/s "
+        f"to --verify all complete (--execute itself {timed.executed:.2f} s) = {rate:,.0f} partitions/s "
         f"(goal 2,000/s)"
     )
     print(
-        f"raw fenced multi ceiling {raw_s:.2f} s for {len(partitions)} writes ({len(partitions) / raw_s:,.0f}/s): "
+        f"raw fenced multi ceiling {raw_s:.2f} s for {count} writes ({count / raw_s:,.0f}/s): "
         f"the reassignment takes {elapsed / raw_s:.1f}x the raw time"
     )
     print(
-        f"checks: leaders on new brokers and ISR full {leaders_moved}; new replicas' logs on {list(new)} {created}; "
-        f"old replicas' logs deleted {deleted} ({t_deleted:.1f} s after verify)"
+        f"checks: leaders on new brokers and ISR full {checks.leaders_moved}; new replicas' logs on {list(new)} "
+        f"{checks.created}; old replicas' logs deleted {checks.deleted} ({checks.t_deleted:.1f} s after verify)"
     )
     print(
         "CPU seconds during the timed phase: "
-        + ", ".join(f"broker {b}{' (controller)' if b == controller else ''} {s:.1f}" for b, s in cpu.items())
-        + f"; this script (execute, verify) {own:.1f}"
+        + ", ".join(
+            f"broker {b}{' (controller)' if b == setup.controller else ''} {s:.1f}" for b, s in usage.cpu.items()
+        )
+        + f"; this script (execute, verify) {usage.own:.1f}"
     )
-    print(f"load average: before {load_before}, after {load_after}")
-    first = next((t for t, done in timeline if done > 0), elapsed)
+    print(f"load average: before {usage.load_before}, after {usage.load_after}")
+    first = next((t for t, done in timed.timeline if done > 0), elapsed)
+    gone_at = timed.gone_at
     print(
         f"first partition seen complete by --verify at {first:.1f} s (the controller starts every move before "
         "finishing any); "
@@ -418,7 +521,7 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     for broker_id, errors in broker_errors(cluster, (*old, *new)).items():
         print(f"broker {broker_id}: {len(errors)} ERROR lines in server.out, first: {errors[0][:300]}")
     if args.timeline is not None:
-        args.timeline.write_text(json.dumps(timeline))
+        args.timeline.write_text(json.dumps(timed.timeline))
 
 
 def main() -> None:
