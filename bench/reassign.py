@@ -309,7 +309,11 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     per_set = args.brokers or brokers_per_set(args.partitions, open_files)
     zookeeper = LocalZooKeeper(state / "zk", free_port(), heap_mb=1024)
     zookeeper.start()
-    started.append(lambda: zookeeper.stop(hard=True))
+
+    def stop_zookeeper() -> None:
+        zookeeper.stop(hard=True)
+
+    started.append(stop_zookeeper)
     cluster = LocalCluster(state / "cluster")
 
     def kill_brokers() -> None:
@@ -322,7 +326,8 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     layout = plan_layout(args, per_set, open_files)
     t = time.monotonic()
     cluster.up(brokers=len(layout.old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
-    with KafkaZkClient(connect) as zk:
+    zk = KafkaZkClient(connect)  # `with ... as` would type it as the base ZkClient
+    with zk:
         setup = set_up(args, zk, cluster, connect, layout, t)
         raw_s = raw_ceiling(zk, len(layout.partitions))
         plan_file = state / "reassignment.json"
