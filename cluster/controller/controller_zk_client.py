@@ -253,12 +253,7 @@ class ControllerZkClient:
     def watch_topic_partition_states(
         self, partitions: Sequence[TopicPartition], on_change: Callable[[TopicPartition], None]
     ) -> dict[TopicPartition, PartitionStateRead]:
-        def fired(event: WatchedEvent) -> None:
-            tp = znodes.TopicPartitionStateZNode.partition_of(event.path)
-            if tp is not None:
-                on_change(tp)
-
-        return self.zk.get_topic_partition_states(partitions, watch=fired)
+        return self.zk.get_topic_partition_states(partitions, watch=_PartitionStateWatch(on_change))
 
     def create_topic_partition_states(
         self, states: Sequence[tuple[TopicPartition, LeaderIsrAndControllerEpoch]], epoch_zk_version: int
@@ -479,6 +474,20 @@ class ControllerZkClient:
     def delete_isr_change_notifications(self, sequences: Sequence[str], epoch_zk_version: int) -> None:
         root = znodes.IsrChangeNotificationZNode.path()
         self.zk.fenced_multi_many([[Op.delete(f"{root}/{s}")] for s in sequences], epoch_zk_version)
+
+
+@dataclass(frozen=True)
+class _PartitionStateWatch:
+    """A one-shot watch on state znodes that reports the partition. Equal for equal `on_change`: kazoo
+    keeps one watcher per path and function, so watching a partition again before its watch fires does
+    not add a second callback."""
+
+    on_change: Callable[[TopicPartition], None]
+
+    def __call__(self, event: WatchedEvent) -> None:
+        tp = znodes.TopicPartitionStateZNode.partition_of(event.path)
+        if tp is not None:
+            self.on_change(tp)
 
 
 def _decode_each(
