@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, Protocol
 
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
@@ -173,18 +173,35 @@ class ControllerChannelManager:
             thread.stop()
 
 
-class StateChangeSink:
-    """Where the batch writes its state-change lines (a `StateChangeLogFile` fits)."""
+class StateChangeSink(Protocol):
+    """Where the controller writes its state-change lines (a `StateChangeLogFile` is one)."""
 
-    def enabled(self, level: Level) -> bool:  # pragma: no cover - interface
-        raise NotImplementedError
+    def enabled(self, level: Level) -> bool:
+        """Whether entries at `level` are kept: check before building costly TRACE entries."""
+        ...
 
-    def write(self, entry: StateChangeEntry) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
+    def write(self, entry: StateChangeEntry) -> None: ...
+
+
+class ControllerChannel(Protocol):
+    """What a controller handler needs of the channel to the brokers: a batch to collect one event's
+    requests in, sending it (one request per broker and kind), and the brokers to keep connections to."""
+
+    def new_batch(self) -> ControllerBrokerRequestBatch: ...
+
+    def send(self, batch: ControllerBrokerRequestBatch) -> None:
+        """Send what `batch` collected (nothing once this controller is no longer active) and empty it."""
+        ...
+
+    def add_broker(self, broker: BrokerRegistration) -> None: ...
+
+    def remove_broker(self, broker_id: int) -> None: ...
 
 
 @dataclass
-class _LeaderAndIsrEntry:
+class LeaderAndIsrEntry:
+    """One partition's state in one broker's LeaderAndIsr request."""
+
     state: LeaderIsrAndControllerEpoch
     assignment: ReplicaAssignment
     is_new: bool
@@ -195,7 +212,7 @@ class ControllerBrokerRequestBatch:
     """What one controller event sends; `send_requests_to_brokers` empties it."""
 
     controller_id: int
-    leader_and_isr: dict[int, dict[TopicPartition, _LeaderAndIsrEntry]] = field(
+    leader_and_isr: dict[int, dict[TopicPartition, LeaderAndIsrEntry]] = field(
         default_factory=lambda: defaultdict(dict)
     )
     stop_replica: dict[int, dict[TopicPartition, bool]] = field(default_factory=lambda: defaultdict(dict))
@@ -212,7 +229,7 @@ class ControllerBrokerRequestBatch:
     ) -> None:
         for broker_id in broker_ids:
             if broker_id >= 0:
-                self.leader_and_isr[broker_id][partition] = _LeaderAndIsrEntry(state, assignment, is_new)
+                self.leader_and_isr[broker_id][partition] = LeaderAndIsrEntry(state, assignment, is_new)
         self.update_metadata_partitions.add(partition)
 
     def add_stop_replica(self, broker_ids: Iterable[int], partition: TopicPartition, delete: bool) -> None:
@@ -257,7 +274,16 @@ class ControllerBrokerRequestBatch:
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()
 
-    def _send_leader_and_isr(self, controller_epoch, channel, live_brokers, broker_epochs, log, sink, callback) -> None:  # type: ignore[no-untyped-def]
+    def _send_leader_and_isr(
+        self,
+        controller_epoch: int,
+        channel: ControllerChannelManager,
+        live_brokers: dict[int, BrokerRegistration],
+        broker_epochs: dict[int, int],
+        log: ControllerLog,
+        sink: StateChangeSink,
+        callback: ResponseCallback | None,
+    ) -> None:
         trace = sink.enabled(Level.TRACE)
         # One wire-shaped state per partition, shared by every broker's request (the encoder only reads it).
         built: dict[TopicPartition, dict[str, Any]] = {}
@@ -312,8 +338,17 @@ class ControllerBrokerRequestBatch:
             }
             channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, callback)
 
-    def _send_update_metadata(  # type: ignore[no-untyped-def]
-        self, controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink
+    def _send_update_metadata(
+        self,
+        controller_epoch: int,
+        channel: ControllerChannelManager,
+        live_brokers: dict[int, BrokerRegistration],
+        broker_epochs: dict[int, int],
+        leadership: Callable[[TopicPartition], LeaderIsrAndControllerEpoch | None],
+        replicas: Callable[[TopicPartition], tuple[int, ...]],
+        deleting: Callable[[TopicPartition], bool],
+        log: ControllerLog,
+        sink: StateChangeSink,
     ) -> None:
         if not self.update_metadata_brokers and not self.update_metadata_partitions:
             return
@@ -361,8 +396,15 @@ class ControllerBrokerRequestBatch:
             }
             channel.send(broker_id, ApiKey.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)
 
-    def _send_stop_replica(  # type: ignore[no-untyped-def]
-        self, controller_epoch, channel, live_brokers, broker_epochs, log, sink, stop_replica_callback
+    def _send_stop_replica(
+        self,
+        controller_epoch: int,
+        channel: ControllerChannelManager,
+        live_brokers: dict[int, BrokerRegistration],
+        broker_epochs: dict[int, int],
+        log: ControllerLog,
+        sink: StateChangeSink,
+        stop_replica_callback: Callable[[int, bool], ResponseCallback | None],
     ) -> None:
         for broker_id, partitions in sorted(self.stop_replica.items()):
             if broker_id not in live_brokers:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kafkaops.cluster.controller.events import ControllerEvent
+
 log = logging.getLogger("kafkaops.controller.events")
 
 
@@ -24,9 +26,9 @@ class ShutdownEventThread:
 
 
 class ControllerEventManager:
-    def __init__(self, process: Callable[[object], None], name: str = "controller-event-thread") -> None:
+    def __init__(self, process: Callable[[ControllerEvent], None], name: str = "controller-event-thread") -> None:
         self._process = process
-        self._queue: queue.Queue[object] = queue.Queue()
+        self._queue: queue.Queue[ControllerEvent | ShutdownEventThread] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._timers: set[threading.Timer] = set()
         self._lock = threading.Lock()
@@ -37,12 +39,12 @@ class ControllerEventManager:
     def start(self) -> None:
         self._thread.start()
 
-    def put(self, event: object) -> None:
+    def put(self, event: ControllerEvent) -> None:
         """Queue an event; safe from any thread, never blocks."""
         if not self._closed:
             self._queue.put(event)
 
-    def schedule(self, delay_s: float, event: object) -> None:
+    def schedule(self, delay_s: float, event: ControllerEvent) -> None:
         """Queue `event` after `delay_s` seconds (timers only enqueue, like watches)."""
 
         def fire() -> None:

@@ -85,6 +85,16 @@ class PartitionReplica(NamedTuple):
         return f"[Topic={self.partition.topic},Partition={self.partition.partition},Replica={self.replica}]"
 
 
+def partition_order(tp: TopicPartition) -> tuple[str, int]:
+    """Sort key of partitions: by topic, then partition (the order every batch is handled in)."""
+    return tp.topic, tp.partition
+
+
+def replica_order(replica: PartitionReplica) -> tuple[str, int, int]:
+    """Sort key of replicas: by topic, partition, then broker."""
+    return replica.partition.topic, replica.partition.partition, replica.replica
+
+
 def is_valid_partition_transition(current: PartitionState, target: PartitionState) -> bool:
     return current in VALID_PREVIOUS_PARTITION_STATES[target]
 

@@ -2,9 +2,14 @@
 
 Every byte read or written goes through the codecs of `znodes`; this module only moves them.
 Reads of many znodes are pipelined (all requests sent, then all answers awaited), so describing
-a thousand topics costs one round trip's latency, not a thousand. Writes that must land together
+a thousand topics costs one round trip's latency, not a thousand; bulk reads of a whole cluster go
+further, as multiReads on a connection of their own (`pipelined.py`). Writes that must land together
 (a topic's config and its assignment, a config and its change notification) go in one ZooKeeper
 `multi`: either all of them exist afterwards or none does.
+
+One policy for a znode that cannot be read: a missing znode is None, malformed bytes are a
+MalformedZNodeError, never "missing". Reads of one znode raise it; reads of many return it in place
+of that znode's value (`PartitionStateRead`), so that one corrupt znode does not hide the others.
 
 Threading: a client may be used from any thread; kazoo serialises requests on its own thread.
 """
@@ -17,7 +22,7 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, TypeAlias
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -33,8 +38,12 @@ from kazoo.protocol.states import WatchedEvent, ZnodeStat
 from kazoo.security import ACL
 
 from kafkaops.cluster import errors
+from kafkaops.cluster.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
+from kafkaops.cluster.zk.pipelined import ConnectString as ConnectString
+from kafkaops.cluster.zk.pipelined import PipelinedReader
+from kafkaops.cluster.zk.pipelined import parse_connect_string as parse_connect_string
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderIsrAndControllerEpoch,
@@ -47,38 +56,12 @@ DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
 MAX_OPS_PER_MULTI = 500
 """Operations per ZooKeeper multi in bulk controller writes: a few hundred KB, far below `jute.maxbuffer`."""
+TOPIC_ZNODES_PER_MULTI_READ = 50
+"""Topic znodes are big (one entry per partition): fewer of them per multiRead keeps an answer small."""
 
-
-@dataclasses.dataclass(frozen=True)
-class ConnectString:
-    """Kafka's `zookeeper.connect`: `host:port,host:port/chroot`."""
-
-    hosts: str
-    chroot: str
-
-    def __str__(self) -> str:
-        return self.hosts + self.chroot
-
-
-def parse_connect_string(text: str) -> ConnectString:
-    """Split and check a connect string; the chroot (if any) starts at the first `/`.
-
-    Raises InvalidArgumentError for an empty string, a host without a numeric port, or a chroot
-    that is not an absolute ZooKeeper path.
-    """
-    text = text.strip()
-    hosts, slash, chroot = text.partition("/")
-    chroot = slash + chroot
-    if not hosts:
-        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': no host")
-    for host in hosts.split(","):
-        name, colon, port = host.strip().rpartition(":")
-        if not colon or not name or not port.isdigit() or not 0 < int(port) < 65536:
-            raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': '{host}' is not host:port")
-    chroot = chroot.rstrip("/")
-    if "//" in chroot:
-        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': bad chroot '{chroot}'")
-    return ConnectString(hosts, chroot)
+PartitionStateRead: TypeAlias = LeaderIsrAndControllerEpoch | MalformedZNodeError | None
+"""A partition-state znode as read among many: its state, None if it does not exist, or the typed error
+of its malformed bytes."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +89,17 @@ class Op:
     @staticmethod
     def check(path: str, version: int) -> Op:
         return Op("check", path, version=version)
+
+
+def decode_partition_state(
+    partition: TopicPartition, data: bytes, zk_version: int
+) -> LeaderIsrAndControllerEpoch | MalformedZNodeError:
+    """The one place a partition-state znode's bytes are turned into a state; malformed bytes come back
+    as the typed error (the caller of a single read raises it, a bulk read keeps it per partition)."""
+    try:
+        return znodes.TopicPartitionStateZNode.decode(partition.topic, partition.partition, data, zk_version)
+    except MalformedZNodeError as error:
+        return error
 
 
 class ZkClient:
@@ -239,7 +233,7 @@ class ZkClient:
         transaction = self._zk.transaction()
         for op in ops:
             _add_to_transaction(transaction, op, self.acl)
-        results = transaction.commit()
+        results: list[Any] = transaction.commit()
         failure = _first_failure(results)
         if failure is not None:
             raise failure
@@ -329,19 +323,75 @@ class KafkaZkClient(ZkClient):
     def get_partition_states(
         self, partitions: Iterable[TopicPartition], watch: Callable[[WatchedEvent], object] | None = None
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch | None]:
-        partitions = list(partitions)
-        found = self.get_many(
-            (znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions), watch
-        )
+        """States of the partitions (None where there is none). Raises MalformedZNodeError for the first
+        malformed one: for callers that can do nothing with the others (the tools)."""
         result: dict[TopicPartition, LeaderIsrAndControllerEpoch | None] = {}
-        for tp in partitions:
-            entry = found[znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition)]
-            result[tp] = (
-                None
-                if entry is None
-                else znodes.TopicPartitionStateZNode.decode(tp.topic, tp.partition, entry[0], entry[1].version)
-            )
+        for tp, state in self.get_topic_partition_states(list(partitions), watch=watch).items():
+            if isinstance(state, MalformedZNodeError):
+                raise state
+            result[tp] = state
         return result
+
+    def get_topic_partition_states(
+        self,
+        partitions: Sequence[TopicPartition],
+        *,
+        bulk: bool = False,
+        watch: Callable[[WatchedEvent], object] | None = None,
+    ) -> dict[TopicPartition, PartitionStateRead]:
+        """Kafka's `getTopicPartitionStatesRaw`, decoded: per partition its state, None, or the
+        MalformedZNodeError of its bytes.
+
+        `bulk`: multiReads (a thousand znodes each) on a connection of their own, ~30 times faster than
+        this session for a whole cluster; that connection's reads may not yet see this session's last
+        writes, so a caller re-reading after losing a conditional write must not ask for it. If that
+        connection fails, the session reads. `watch` (one-shot, on kazoo's thread) needs the session.
+        """
+        paths = [znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions]
+        if bulk and watch is None:
+            found = self._get_data_bulk(paths)
+            if found is not None:
+                return {
+                    tp: None if entry is None else decode_partition_state(tp, entry[0], entry[1].version)
+                    for tp, entry in zip(partitions, found, strict=True)
+                }
+        by_path = self.get_many(paths, watch)
+        result: dict[TopicPartition, PartitionStateRead] = {}
+        for tp, path in zip(partitions, paths, strict=True):
+            entry = by_path[path]
+            result[tp] = None if entry is None else decode_partition_state(tp, entry[0], entry[1].version)
+        return result
+
+    def get_full_replica_assignments(self, topics: Sequence[str]) -> dict[str, TopicAssignment | MalformedZNodeError]:
+        """Every topic's assignment (topics without a znode left out), or the MalformedZNodeError of its
+        znode: multiReads on a connection of their own (see `get_topic_partition_states`), the session
+        if that connection fails. A controller loading the cluster reads them all at once."""
+        paths = [znodes.TopicZNode.path(t) for t in topics]
+        found = self._get_data_bulk(paths, TOPIC_ZNODES_PER_MULTI_READ)
+        if found is None:
+            by_path = self.get_many(paths)
+            found = [by_path[path] for path in paths]
+        result: dict[str, TopicAssignment | MalformedZNodeError] = {}
+        for topic, entry in zip(topics, found, strict=True):
+            if entry is None:
+                continue
+            try:
+                result[topic] = znodes.TopicZNode.decode(topic, entry[0])
+            except MalformedZNodeError as error:
+                result[topic] = error
+        return result
+
+    def _get_data_bulk(
+        self, paths: Sequence[str], ops_per_request: int | None = None
+    ) -> Sequence[tuple[bytes, Any] | None] | None:
+        """The znodes' (data, stat) by multiRead on a bulk connection; None if that connection failed."""
+        try:
+            with PipelinedReader(str(self.connect_string)) as reader:
+                if ops_per_request is None:
+                    return reader.get_data_many(paths)
+                return reader.get_data_many(paths, ops_per_request=ops_per_request)
+        except (KafkaOpsError, OSError):
+            return None
 
     def get_topics_marked_for_deletion(self) -> set[str]:
         return set(self.get_children(znodes.DeleteTopicsZNode.path()) or [])
@@ -460,9 +510,12 @@ class KafkaZkClient(ZkClient):
         """A controller write: `ops` run only if `/controller_epoch` still has `epoch_zk_version`.
 
         Raises ControllerMovedError when the check fails (a newer controller exists; nothing was
-        written); any other failure is the kazoo error of the failed operation.
+        written); any other failure raises the kazoo error of the failed operation.
         """
-        return self.fenced_multi_many([ops], epoch_zk_version)[0]
+        outcome = self.fenced_multi_many([ops], epoch_zk_version)[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return list(outcome)
 
     def fenced_multi_many(
         self, batches: Sequence[Sequence[Op]], epoch_zk_version: int, max_ops_per_multi: int = MAX_OPS_PER_MULTI

@@ -29,11 +29,11 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from kafkaops.cluster import errors
 from kafkaops.cluster.errors import ZooKeeperError, ZooKeeperUnreachableError
-from kafkaops.cluster.zk.client import parse_connect_string
 
 OP_GET_DATA = 4
 OP_GET_CHILDREN = 8
@@ -52,10 +52,45 @@ ERR_UNIMPLEMENTED = -6
 _CONNECT_REQUEST = struct.Struct(">iqiqi16s?")
 _CONNECT_RESPONSE_HEAD = struct.Struct(">iiqi")
 
+_Result = tuple[str, int, memoryview, int]
+"""One read's answer: path, error code, the reply it is in, and where its body starts."""
+
 WINDOW = 512
 """Requests in flight at once: below the server's `globalOutstandingLimit` (1000) throttle."""
 MULTI_READ_OPS = 1000
 """Reads per multiRead: its request stays far below `jute.maxbuffer` (1 MiB)."""
+
+
+@dataclass(frozen=True)
+class ConnectString:
+    """Kafka's `zookeeper.connect`: `host:port,host:port/chroot`."""
+
+    hosts: str
+    chroot: str
+
+    def __str__(self) -> str:
+        return self.hosts + self.chroot
+
+
+def parse_connect_string(text: str) -> ConnectString:
+    """Split and check a connect string; the chroot (if any) starts at the first `/`.
+
+    Raises InvalidArgumentError for an empty string, a host without a numeric port, or a chroot
+    that is not an absolute ZooKeeper path.
+    """
+    text = text.strip()
+    hosts, slash, chroot = text.partition("/")
+    chroot = slash + chroot
+    if not hosts:
+        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': no host")
+    for host in hosts.split(","):
+        name, colon, port = host.strip().rpartition(":")
+        if not colon or not name or not port.isdigit() or not 0 < int(port) < 65536:
+            raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': '{host}' is not host:port")
+    chroot = chroot.rstrip("/")
+    if "//" in chroot:
+        raise errors.InvalidArgumentError(f"Invalid ZooKeeper connect string '{text}': bad chroot '{chroot}'")
+    return ConnectString(hosts, chroot)
 
 
 @dataclass(frozen=True)
@@ -156,7 +191,7 @@ class PipelinedReader:
             results.append(children)
         return results
 
-    def _read(self, paths: Sequence[str], opcode: int, ops_per_request: int):  # type: ignore[no-untyped-def]
+    def _read(self, paths: Sequence[str], opcode: int, ops_per_request: int) -> Iterator[_Result]:
         """Yield `(path, err, reply, body offset)` in request order, by multiRead where the server has it."""
         start = 0
         if self._multi_read is None and paths:
@@ -177,7 +212,7 @@ class PipelinedReader:
             for path, (err, body, offset) in replies:
                 yield path, err, body, offset
 
-    def _multi_read_request(self, paths: Sequence[str], opcode: int) -> list[tuple[str, int, memoryview, int]] | None:
+    def _multi_read_request(self, paths: Sequence[str], opcode: int) -> list[_Result] | None:
         """One multiRead; None if the server does not implement it."""
         xid = self._next_xid()
         request = bytearray(_REQUEST_HEADER.pack(xid, OP_MULTI_READ))
@@ -194,7 +229,7 @@ class PipelinedReader:
             return None
         _check(err, paths[0] if paths else "/")
         offset = _REPLY_HEADER.size
-        results = []
+        results: list[_Result] = []
         for path in paths:
             kind, done, op_err = _MULTI_HEADER.unpack_from(reply, offset)
             offset += _MULTI_HEADER.size
@@ -212,7 +247,7 @@ class PipelinedReader:
     def _full_path(self, path: str) -> str:
         return self._chroot + path if path != "/" or not self._chroot else self._chroot
 
-    def _pipeline(self, paths: Sequence[str], opcode: int):  # type: ignore[no-untyped-def]
+    def _pipeline(self, paths: Sequence[str], opcode: int) -> Iterator[list[tuple[str, tuple[int, memoryview, int]]]]:
         """Yield, window by window, `(path, (err, reply, body offset))` in request order."""
         for start in range(0, len(paths), WINDOW):
             window = paths[start : start + WINDOW]
@@ -223,7 +258,7 @@ class PipelinedReader:
                 payload = _REQUEST_HEADER.pack(self._next_xid(), opcode) + _INT.pack(len(encoded)) + encoded + b"\0"
                 requests += _INT.pack(len(payload)) + payload
             self._sock.sendall(requests)
-            replies = []
+            replies: list[tuple[str, tuple[int, memoryview, int]]] = []
             for i, path in enumerate(window):
                 reply = self._read_frame()
                 xid, _, err = _REPLY_HEADER.unpack_from(reply)
@@ -252,6 +287,7 @@ class PipelinedReader:
 
 def _skip_result(reply: memoryview, offset: int, kind: int) -> int:
     """The offset after one multiRead result body (GetData: data + Stat; GetChildren: a string list)."""
+    length: int
     if kind == OP_GET_DATA:
         (length,) = _INT.unpack_from(reply, offset)
         return offset + 4 + max(length, 0) + _STAT.size

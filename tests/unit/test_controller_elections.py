@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafkaops.cluster.controller.elections import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     Elected,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
 from kafkaops.cluster.controller.state_machines import (
     VALID_PREVIOUS_PARTITION_STATES,
     VALID_PREVIOUS_REPLICA_STATES,
