@@ -6,9 +6,8 @@ Shared by the reassignment and election tools:
 * `TopicPartition.hashCode` and `CoreUtils.duplicates`, which order what the tools print through the
   Scala 2.13 collections of the floor's `jvm_text` (reference §0.2).
 
-The JVM names this module used to hold (`scala_set_order`, `scala_set_text`, `scala_list_text`, ...) live
-in `kafkaops.cluster.common.jvm_text`; they are re-exported here until every importer is rewritten.
-Pure functions, no I/O.
+The JVM's own text and orders (`scala_set_order`, `scala_list_text`, ...) are the floor's
+`kafkaops.cluster.common.jvm_text`. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -18,20 +17,15 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kafkaops.cluster.common.errors import AdminOperationError, InvalidArgumentError
-from kafkaops.cluster.common.jvm_text import INT_MAX as INT_MAX
-from kafkaops.cluster.common.jvm_text import INT_MIN as INT_MIN
-from kafkaops.cluster.common.jvm_text import int_hash as int_hash
-from kafkaops.cluster.common.jvm_text import java_string_hash, scala_hash_set_order, scala_mutable_hash_order
-from kafkaops.cluster.common.jvm_text import scala_list_text as scala_list_text
-from kafkaops.cluster.common.jvm_text import scala_set_order as scala_set_order
-from kafkaops.cluster.common.jvm_text import scala_set_text as scala_set_text
+from kafkaops.cluster.common.jvm_text import (
+    INT_MAX,
+    INT_MIN,
+    java_string_hash,
+    scala_hash_set_order,
+)
 from kafkaops.cluster.zk.values import TopicPartition
 
 T = TypeVar("T", bound=Hashable)
-
-# TRANSITIONAL: the old names of two jvm_text functions, for importers not yet rewritten
-scala_hash_order = scala_hash_set_order
-scala_mutable_order = scala_mutable_hash_order
 
 
 # --- Kafka's JSON decoder (`kafka.utils.json`), with its texts -------------------------------------

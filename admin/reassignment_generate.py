@@ -30,7 +30,7 @@ from kafkaops.admin.planner import (
     plan_report,
     split_batches,
 )
-from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError
 from kafkaops.cluster.zk.client import KafkaZkClient
 
 __all__ = [

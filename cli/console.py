@@ -50,7 +50,7 @@ from kafkaops.admin.kafka_client import (
     run_producer_perf,
 )
 from kafkaops.cli.output import kafka_errors
-from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.protocol.records import Compression
 
 PRODUCER_DESCRIPTION = "This tool helps to read data from standard input and publish it to Kafka."

@@ -15,8 +15,7 @@ import typer
 from kafkaops.admin import elections
 from kafkaops.cli.common import ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
-from kafkaops.cluster.protocol.errors import BrokerError
+from kafkaops.cluster.common.errors import BrokerError, InvalidArgumentError, UsageError
 from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (

@@ -52,7 +52,7 @@ from kafkaops.cli.common import (
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
-from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 

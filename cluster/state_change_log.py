@@ -27,9 +27,6 @@ from types import TracebackType
 
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.jvm_text import java_boolean_text, java_list_text, scala_mutable_hash_set
-from kafkaops.cluster.common.jvm_text import (  # TRANSITIONAL: the controller imports it from here
-    scala_immutable_set as scala_immutable_set,
-)
 from kafkaops.cluster.common.log4j import MILLIS_SUFFIXES
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 

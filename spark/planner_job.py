@@ -52,7 +52,7 @@ from kafkaops.admin.planner import (
     topic_figures,
     validate_current,
 )
-from kafkaops.cluster.errors import InvalidArgumentError, KafkaOpsError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError
 
 Row = tuple[str, int, list[int]]
 """(topic, partition, replicas) — the job's input and output row."""

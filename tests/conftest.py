@@ -16,7 +16,6 @@ from kafkaops.cluster.local.standin import register_standin_brokers
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk.client import KafkaZkClient
 
-
 # Markers by directory, so that `pytest -m "not slow"` is the fast suite (pure logic, and the tools
 # against one real ZooKeeper): tests that start broker processes or a Spark session are slow.
 _DIRECTORY_MARKERS = {"cluster": ("slow",), "spark": ("slow", "spark")}

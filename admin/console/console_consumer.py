@@ -21,7 +21,7 @@ from kafkaops.admin.kafka_client import (
     ConsumerRecord,
     OffsetResetPolicy,
 )
-from kafkaops.cluster.errors import UsageError
+from kafkaops.cluster.common.errors import UsageError
 
 
 @dataclass(frozen=True)

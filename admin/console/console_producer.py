@@ -13,7 +13,7 @@ from typing import Protocol
 
 from kafkaops.admin.console.line_message_reader import LineMessageReader
 from kafkaops.admin.kafka_client import ProducerRecordTuple, SendOutcome
-from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.common.errors import KafkaOpsError
 
 
 class RecordSender(Protocol):

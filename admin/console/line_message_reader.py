@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from kafkaops.admin.console.properties import bool_property
 from kafkaops.admin.kafka_client import ProducerRecordTuple
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)

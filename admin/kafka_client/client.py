@@ -36,9 +36,9 @@ from kafkaops.admin.kafka_client.fetcher import (
 )
 from kafkaops.admin.kafka_client.metadata import ClusterMetadata, PartitionInfo, cluster_metadata
 from kafkaops.admin.kafka_client.records import ProducerRecordTuple
-from kafkaops.cluster.errors import InvalidArgumentError
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
     BrokerError,
+    InvalidArgumentError,
     KafkaProtocolError,
     KafkaStorageError,
     LeaderNotAvailableError,

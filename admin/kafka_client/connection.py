@@ -11,11 +11,11 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafkaops.cluster.errors import InvalidArgumentError
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
     BrokerError,
     CorrelationIdMismatchError,
     CorruptMessageError,
+    InvalidArgumentError,
     InvalidFrameError,
     NetworkExceptionError,
     RequestTimedOutError,

@@ -16,8 +16,12 @@ from kafkaops.admin.kafka_client.fetcher import (
     READ_UNCOMMITTED,
 )
 from kafkaops.admin.kafka_client.records import ConsumerRecord
-from kafkaops.cluster.errors import InvalidArgumentError
-from kafkaops.cluster.protocol.errors import BrokerError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import (
+    BrokerError,
+    InvalidArgumentError,
+    OffsetOutOfRangeError,
+    UnknownTopicOrPartitionError,
+)
 from kafkaops.cluster.zk.values import TopicPartition
 
 _ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}

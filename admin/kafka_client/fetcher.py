@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.admin.kafka_client.records import ConsumerRecord, TimestampType
-from kafkaops.cluster.protocol.errors import BrokerError, MessageTooLargeError, NetworkExceptionError, from_code
+from kafkaops.cluster.common.errors import BrokerError, MessageTooLargeError, NetworkExceptionError, from_code
 from kafkaops.cluster.protocol.records import iter_batches, iter_records
 from kafkaops.cluster.zk.values import TopicPartition
 

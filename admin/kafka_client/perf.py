@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.producer import BatchSender, SendOutcome
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 
 
 def perf_payload(record_size: int, seed: int = 0) -> bytes:

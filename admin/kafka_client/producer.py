@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.partitioner import StickyPartitioner, partition_for_key
 from kafkaops.admin.kafka_client.records import ProducerRecordTuple
-from kafkaops.cluster.errors import InvalidArgumentError
-from kafkaops.cluster.protocol.errors import BrokerError
+from kafkaops.cluster.common.errors import BrokerError, InvalidArgumentError
 from kafkaops.cluster.protocol.records import Compression
 
 

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from kafkaops.admin.planner.layout import Key
-from kafkaops.cluster.errors import InvalidArgumentError
+from kafkaops.cluster.common.errors import InvalidArgumentError
 
 
 def split_batches(

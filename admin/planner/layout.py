@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     InvalidArgumentError,
     InvalidReplicaAssignmentError,

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from kafkaops.cluster.config_types import (
+from kafkaops.cluster.common.config_types import (
     LATEST_API_VERSION,
     LONG_MAX,
     ConfigKey,
@@ -29,7 +29,7 @@ from kafkaops.cluster.config_types import (
     each_one_of,
     one_of,
 )
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.values import EndPoint
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from kafkaops.cluster.broker.delayed_operation import DelayedOperation
 from kafkaops.cluster.broker.partition import Partition
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.zk.values import TopicPartition
 
 

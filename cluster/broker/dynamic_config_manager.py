@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from kafkaops.cluster.broker.requests import FetchPartition
 from kafkaops.cluster.broker.responses import FetchPartitionResult
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.zk.values import TopicPartition
 
 INITIAL_EPOCH = 0

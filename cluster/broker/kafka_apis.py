@@ -40,9 +40,8 @@ from kafkaops.cluster.broker.requests import (
     UpdateMetadataRequest,
 )
 from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, PartitionErrors
-from kafkaops.cluster.errors import KafkaOpsError
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import BrokerError
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from kafkaops.cluster.broker import isr as rules
 from kafkaops.cluster.broker.producer_state import BatchMetadata, ProducerStateManager
+from kafkaops.cluster.common.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.log import Log, LogAppendInfo
-from kafkaops.cluster.protocol.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.protocol.records import BatchHeader, iter_batches
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition

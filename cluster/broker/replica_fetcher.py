@@ -25,9 +25,9 @@ from typing import Any
 
 from kafkaops.cluster.broker.fetch_session import FetchSessionHandler
 from kafkaops.cluster.broker.partition import Partition
-from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.protocol.framing import frame, read_frame
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey

@@ -58,10 +58,9 @@ from kafkaops.cluster.broker.responses import (
     PartitionErrors,
     ProducePartitionResult,
 )
-from kafkaops.cluster.errors import LogDirFailureError
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogManager
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import BrokerError
 from kafkaops.cluster.protocol.records import validate_produce_records
 from kafkaops.cluster.state_change_log import (
     BrokerLog,

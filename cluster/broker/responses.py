@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState

@@ -24,7 +24,7 @@ from collections.abc import Collection
 from typing import Any, Protocol
 
 from kafkaops.cluster.broker.config import BrokerConfig
-from kafkaops.cluster.protocol.errors import KafkaProtocolError
+from kafkaops.cluster.common.errors import KafkaProtocolError
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
 from kafkaops.cluster.protocol.messages import (
     Request,

@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import BrokerNotAvailableError, MalformedZNodeError, StaleBrokerEpochError
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannel
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import BrokerChangeZkClient, BrokersReader
@@ -30,9 +32,6 @@ from kafkaops.cluster.controller.state_machines import (
     replica_order,
 )
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
-from kafkaops.cluster.errors import MalformedZNodeError
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import BrokerNotAvailableError, StaleBrokerEpochError
 from kafkaops.cluster.zk.values import BrokerRegistration, TopicPartition
 
 log = logging.getLogger("kafkaops.controller")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller.broker_change import read_live_brokers
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import ContextLoadZkClient
-from kafkaops.cluster.errors import MalformedZNodeError
 from kafkaops.cluster.zk.values import TopicAssignment, TopicPartition
 
 log = logging.getLogger("kafkaops.controller")

@@ -34,6 +34,8 @@ from typing import Any, assert_never
 from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import ControllerMovedError, MalformedZNodeError, NotControllerError
 from kafkaops.cluster.controller.broker_change import BrokerChangeHandler
 from kafkaops.cluster.controller.channel import (
     ControllerBrokerRequestBatch,
@@ -77,9 +79,6 @@ from kafkaops.cluster.controller.replica_election import ReplicaElectionHandler
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
 from kafkaops.cluster.controller.topic_change import TopicChangeHandler
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
-from kafkaops.cluster.errors import ControllerMovedError, MalformedZNodeError
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import NotControllerError
 from kafkaops.cluster.state_change_log import ControllerLog, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
-from kafkaops.cluster.errors import KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op, PartitionStateRead
 from kafkaops.cluster.zk.values import (

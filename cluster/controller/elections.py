@@ -18,9 +18,8 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
+from kafkaops.cluster.common.jvm_text import scala_immutable_set, scala_mutable_hash_order
 from kafkaops.cluster.controller.state_machines import PartitionState
-from kafkaops.cluster.state_change_log import scala_immutable_set
-from kafkaops.cluster.zk.jvm_order import scala_mutable_hash_order
 from kafkaops.cluster.zk.values import (
     INITIAL_LEADER_EPOCH,
     INITIAL_PARTITION_EPOCH,

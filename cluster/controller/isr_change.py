@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller.channel import ControllerChannel
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import IsrChangeZkClient
 from kafkaops.cluster.controller.reassignment_handler import ReassignmentHandler
 from kafkaops.cluster.controller.state_machines import partition_order
-from kafkaops.cluster.errors import MalformedZNodeError
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.controller")

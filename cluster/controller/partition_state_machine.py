@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from kazoo.exceptions import NodeExistsError
 
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller import elections
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannel, StateChangeSink
 from kafkaops.cluster.controller.context import ControllerContext
@@ -28,7 +29,6 @@ from kafkaops.cluster.controller.elections import (
     ReassignPartitionLeaderElectionStrategy,
 )
 from kafkaops.cluster.controller.state_machines import PartitionState, TransitionSplit, partition_order
-from kafkaops.cluster.errors import MalformedZNodeError
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 

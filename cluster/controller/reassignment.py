@@ -21,14 +21,13 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
     BrokerError,
     InvalidReplicaAssignmentError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
 )
-from kafkaops.cluster.state_change_log import scala_immutable_set
-from kafkaops.cluster.zk.jvm_order import scala_mutable_hash_order
+from kafkaops.cluster.common.jvm_text import scala_immutable_set, scala_mutable_hash_order
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 

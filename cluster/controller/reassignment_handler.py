@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
+from kafkaops.cluster.common.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.controller import reassignment as reassign
 from kafkaops.cluster.controller.channel import ControllerChannel, StateChangeSink
 from kafkaops.cluster.controller.context import ControllerContext
@@ -29,7 +30,6 @@ from kafkaops.cluster.controller.partition_state_machine import PartitionStateMa
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState, partition_order
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
-from kafkaops.cluster.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.state_change_log import ControllerLog
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import PartitionStateRead

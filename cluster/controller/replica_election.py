@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from kazoo.exceptions import NoNodeError
 
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller import elections
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import ReplicaElectionZkClient
@@ -24,8 +26,6 @@ from kafkaops.cluster.controller.elections import (
 )
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
 from kafkaops.cluster.controller.state_machines import PartitionState, partition_order
-from kafkaops.cluster.errors import MalformedZNodeError
-from kafkaops.cluster.protocol import errors
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.controller")

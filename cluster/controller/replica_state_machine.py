@@ -14,12 +14,12 @@ import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller import elections
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannel, StateChangeSink
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import ReplicaStateZkClient
 from kafkaops.cluster.controller.state_machines import PartitionReplica, ReplicaState, TransitionSplit
-from kafkaops.cluster.errors import MalformedZNodeError
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeEntry
 from kafkaops.cluster.zk.client import PartitionStateRead
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition

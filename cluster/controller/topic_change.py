@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import TopicAssignmentWrite, TopicChangeZkClient
 from kafkaops.cluster.controller.partition_state_machine import OFFLINE_ELECTION, PartitionStateMachine
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
-from kafkaops.cluster.errors import MalformedZNodeError
 from kafkaops.cluster.zk.values import TopicAssignment, TopicPartition, new_kafka_uuid
 
 log = logging.getLogger("kafkaops.controller")

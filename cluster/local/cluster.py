@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from kafkaops.cluster.errors import KafkaOpsError, UserError
+from kafkaops.cluster.common.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes

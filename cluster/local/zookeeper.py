@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from kafkaops.cluster.errors import KafkaOpsError, UserError
+from kafkaops.cluster.common.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
 
 DEFAULT_PORT = 2181

@@ -10,7 +10,7 @@ import sys
 import threading
 
 from kafkaops.cluster.broker.config import load_broker_config
-from kafkaops.cluster.errors import KafkaOpsError
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.server.kafka_server import KafkaServer
 
 

@@ -37,8 +37,8 @@ from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.socket_server import SocketServer
+from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.log import LogConfig, LogManager
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import StateChangeLogFile

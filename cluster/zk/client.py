@@ -37,8 +37,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 from kazoo.security import ACL
 
-from kafkaops.cluster import errors
-from kafkaops.cluster.errors import KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
 from kafkaops.cluster.zk.pipelined import ConnectString as ConnectString
@@ -435,7 +435,7 @@ class KafkaZkClient(ZkClient):
                 ]
             )
         except (BadVersionError, NoNodeError):
-            raise errors.BadVersionError(
+            raise errors.ZNodeVersionConflictError(
                 f"The assignment of topic '{topic}' changed while it was being updated; nothing was written"
             ) from None
 
@@ -732,7 +732,7 @@ class KafkaZkClient(ZkClient):
         try:
             results = self.multi([write, notification])
         except (BadVersionError, NodeExistsError, NoNodeError):
-            raise errors.BadVersionError(
+            raise errors.ZNodeVersionConflictError(
                 f"The config of {entity_type}/{entity_path} changed while it was being updated; nothing was written"
             ) from None
         return str(results[1])

@@ -32,8 +32,8 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kafkaops.cluster import errors
-from kafkaops.cluster.errors import ZooKeeperError, ZooKeeperUnreachableError
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import ZooKeeperError, ZooKeeperUnreachableError
 
 OP_GET_DATA = 4
 OP_GET_CHILDREN = 8

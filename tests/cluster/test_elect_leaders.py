@@ -10,7 +10,7 @@ import sys
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.broker.network_client import send_request
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
 from tests.cluster.conftest import wait_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 
 from kafkaops.admin import topics as admin_topics
+from kafkaops.cluster.common.errors import FetchSessionIdNotFoundError, InvalidFetchSessionEpochError
 from kafkaops.cluster.local.inprocess import InProcessCluster
-from kafkaops.cluster.protocol.errors import FetchSessionIdNotFoundError, InvalidFetchSessionEpochError
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch

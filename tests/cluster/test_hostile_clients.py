@@ -8,7 +8,7 @@ import struct
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
-from kafkaops.cluster.protocol.errors import CorruptMessageError
+from kafkaops.cluster.common.errors import CorruptMessageError
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch

@@ -13,7 +13,7 @@ import yaml
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient
-from kafkaops.cluster.protocol.errors import KafkaProtocolError
+from kafkaops.cluster.common.errors import KafkaProtocolError
 from kafkaops.cluster.zk.values import TopicPartition
 from tests.cluster.conftest import wait_for
 

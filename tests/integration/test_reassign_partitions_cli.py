@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from kafkaops.admin.kafka_text import topic_partition_hash
+from kafkaops.cluster.common.jvm_text import scala_hash_set_order
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.jvm_order import scala_hash_set_order
 from kafkaops.cluster.zk.values import (
     LeaderAndIsr,
     LeaderIsrAndControllerEpoch,

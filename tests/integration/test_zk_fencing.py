@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kazoo.exceptions import BadVersionError
 
-from kafkaops.cluster.errors import BrokerIdTakenError, ControllerMovedError
+from kafkaops.cluster.common.errors import BrokerIdTakenError, ControllerMovedError
 from kafkaops.cluster.local.standin import standin_registration
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op

@@ -21,7 +21,7 @@ from kafkaops.admin import reassignment as files
 from kafkaops.admin.assignment import JavaRandom, assign_replicas_to_brokers
 from kafkaops.admin.planner import make_layout, plan_balanced, plan_report
 from kafkaops.cli.app import app
-from kafkaops.cluster.errors import InvalidReplicationFactorError
+from kafkaops.cluster.common.errors import InvalidReplicationFactorError
 from kafkaops.spark import planner_job
 from kafkaops.spark.planner_job import plan_on_spark, plan_rows, report_on_spark
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from kafkaops.cluster.common.errors import ControllerMovedError, MalformedZNodeError
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, LeaderAndIsrEntry
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller import ControllerHandlers, ControllerSettings
@@ -25,7 +26,6 @@ from kafkaops.cluster.controller.controller_zk_client import (
     UpdateLeaderAndIsrResult,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
-from kafkaops.cluster.errors import ControllerMovedError, MalformedZNodeError
 from kafkaops.cluster.state_change_log import ControllerLog, Level, StateChangeEntry
 from kafkaops.cluster.zk.client import PartitionStateRead
 from kafkaops.cluster.zk.values import (

@@ -15,7 +15,7 @@ from kafkaops.cluster.broker.config import (
     load_broker_config,
     parse_broker_config,
 )
-from kafkaops.cluster.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError
 from kafkaops.cluster.zk.values import EndPoint
 
 ZK = {"zookeeper.connect": "127.0.0.1:2181/kafka"}

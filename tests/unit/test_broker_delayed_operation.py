@@ -15,7 +15,7 @@ from kafkaops.cluster.broker.delayed_operation import DelayedOperation, DelayedO
 from kafkaops.cluster.broker.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkaops.cluster.broker.requests import FetchPartition
 from kafkaops.cluster.broker.responses import FetchPartitionResult
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.zk.values import TopicPartition
 
 

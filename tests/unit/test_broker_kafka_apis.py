@@ -20,8 +20,8 @@ from kafkaops.cluster.broker.requests import (
     UpdateMetadataRequest,
 )
 from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, PartitionErrors, ProducePartitionResult
-from kafkaops.cluster.errors import KafkaOpsError
-from kafkaops.cluster.protocol import errors
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, decode_response, encode_request
 from kafkaops.cluster.protocol.messages import encode_response as encode
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey, partition_state_fields

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.broker.producer_state import NUM_BATCHES_TO_RETAIN, ProducerStateManager, last_sequence
 from kafkaops.cluster.broker.replica_fetcher import truncation_offset
+from kafkaops.cluster.common.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, LogConfig
-from kafkaops.cluster.protocol.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
 from kafkaops.cluster.protocol.records import Record, build_batch, read_header
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import TopicPartition

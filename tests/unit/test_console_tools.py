@@ -23,8 +23,12 @@ from kafkaops.admin.console import (
     send_lines,
 )
 from kafkaops.admin.kafka_client import ConsumerRecord, ProducerRecordTuple, SendOutcome, TimestampType
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
-from kafkaops.cluster.protocol.errors import NotEnoughReplicasError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import (
+    InvalidArgumentError,
+    NotEnoughReplicasError,
+    UnknownTopicOrPartitionError,
+    UsageError,
+)
 
 # --- console-producer: reading lines ----------------------------------------------------------------------
 

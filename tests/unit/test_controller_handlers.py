@@ -9,6 +9,13 @@ from typing import Any
 
 import pytest
 
+from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.errors import (
+    BrokerNotAvailableError,
+    MalformedZNodeError,
+    NotControllerError,
+    StaleBrokerEpochError,
+)
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.context_loader import initialize_controller_context
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
@@ -31,9 +38,6 @@ from kafkaops.cluster.controller.events import (
     ZkPartitionReassignment,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
-from kafkaops.cluster.errors import MalformedZNodeError
-from kafkaops.cluster.protocol import errors
-from kafkaops.cluster.protocol.errors import BrokerNotAvailableError, NotControllerError, StaleBrokerEpochError
 from kafkaops.cluster.zk.client import decode_partition_state
 from kafkaops.cluster.zk.values import (
     NO_LEADER,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import pytest
 
+from kafkaops.cluster.common.errors import ControllerMovedError, ZooKeeperError
 from kafkaops.cluster.controller.elections import (
     ControlledShutdownPartitionLeaderElectionStrategy,
     OfflinePartitionLeaderElectionStrategy,
     PreferredReplicaPartitionLeaderElectionStrategy,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
-from kafkaops.cluster.errors import ControllerMovedError, ZooKeeperError
 from kafkaops.cluster.state_change_log import Level
 from kafkaops.cluster.zk.values import (
     NO_LEADER,

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkaops.cluster.common.errors import InvalidReplicaAssignmentError
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.reassignment import (
     PARTITION_DOES_NOT_EXIST,
@@ -22,7 +23,6 @@ from kafkaops.cluster.controller.reassignment import (
     unneeded_replicas,
     validate_replicas,
 )
-from kafkaops.cluster.protocol.errors import InvalidReplicaAssignmentError
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 FOO0 = TopicPartition("foo", 0)

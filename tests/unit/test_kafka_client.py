@@ -37,15 +37,16 @@ from kafkaops.cli.console import (
     perf_total_line,
     perf_window_line,
 )
-from kafkaops.cluster.errors import InvalidArgumentError, UsageError
-from kafkaops.cluster.protocol.errors import (
+from kafkaops.cluster.common.errors import (
     CorruptMessageError,
+    InvalidArgumentError,
     LeaderNotAvailableError,
     MessageTooLargeError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     RecordListTooLargeError,
     UnknownTopicOrPartitionError,
+    UsageError,
     from_code,
 )
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking

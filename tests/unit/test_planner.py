@@ -20,7 +20,7 @@ from kafkaops.admin.planner import (
     rack_limits,
     split_batches,
 )
-from kafkaops.cluster.errors import (
+from kafkaops.cluster.common.errors import (
     AdminOperationError,
     InvalidArgumentError,
     InvalidReplicaAssignmentError,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kafkaops.admin import reassignment as files
-from kafkaops.cluster.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import AdminOperationError, InvalidArgumentError, UnknownTopicOrPartitionError
 from kafkaops.cluster.zk.values import TopicPartition
 
 

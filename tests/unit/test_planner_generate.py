@@ -19,7 +19,7 @@ from kafkaops.admin.reassignment_generate import (
     generate_reassignment,
     read_current_file,
 )
-from kafkaops.cluster.errors import InvalidArgumentError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.errors import InvalidArgumentError, UnknownTopicOrPartitionError
 
 CURRENT = {("orders", p): [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3] for p in range(6)} | {
     ("payments", p): [1 + p % 3, 1 + (p + 1) % 3] for p in range(4)
