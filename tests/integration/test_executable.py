@@ -59,6 +59,7 @@ def test_local_zookeeper_lifecycle(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow  # starts three broker processes
 def test_demo_runs_end_to_end(tmp_path):
     """The README's main job: a 3-broker cluster, records produced with acks=all, a broker killed and back
     (the records still readable), configs, deletion."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")
 V082 = f"{LOGS}/kafka-0.8.2.1_jihochoi-bench_broker0.state-change.log.2016-09-14-13.log"
 V260 = f"{LOGS}/kafka-2.6.0_zensonize-thairailway_broker0.state-change.log.2020-12-27-16.log"
 V110 = f"{LOGS}/kafka-1.1.x_wzhang512-openshift_broker0.state-change.log"
-KAFKAOPS = "/work/main/.venv/bin/kafkaops"
+KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")  # this checkout's .venv, not another clone's
 
 runner = CliRunner()
 
