@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 
