@@ -99,7 +99,6 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
     leader_imbalance_per_broker_percentage: int = 10  # leader.imbalance.per.broker.percentage
     leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
-    zookeeper_connect: str = ""  # zookeeper.connect (the bulk reads use the session's, built from it)
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,6 @@ class KafkaServer:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 leader_imbalance_check_interval_s=config.leader_imbalance_check_interval_seconds,
-                zookeeper_connect=config.zookeeper_connect,
             ),
             self.zk,
             self.state_change_log,
