@@ -41,9 +41,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
-from kafkaops.cluster.zk.pipelined import ConnectString as ConnectString
-from kafkaops.cluster.zk.pipelined import PipelinedReader
-from kafkaops.cluster.zk.pipelined import parse_connect_string as parse_connect_string
+from kafkaops.cluster.zk.pipelined import PipelinedReader, parse_connect_string
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderIsrAndControllerEpoch,
