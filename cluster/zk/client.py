@@ -504,17 +504,6 @@ class KafkaZkClient(ZkClient):
             ) from None
         return new_epoch, results[1].version
 
-    def fenced_multi(self, ops: Sequence[Op], epoch_zk_version: int) -> list[Any]:
-        """A controller write: `ops` run only if `/controller_epoch` still has `epoch_zk_version`.
-
-        Raises ControllerMovedError when the check fails (a newer controller exists; nothing was
-        written); any other failure raises the kazoo error of the failed operation.
-        """
-        outcome = self.fenced_multi_many([ops], epoch_zk_version)[0]
-        if isinstance(outcome, Exception):
-            raise outcome
-        return list(outcome)
-
     def fenced_multi_many(
         self, batches: Sequence[Sequence[Op]], epoch_zk_version: int, max_ops_per_multi: int = MAX_OPS_PER_MULTI
     ) -> list[Any]:

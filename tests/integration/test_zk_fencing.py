@@ -24,16 +24,17 @@ def test_first_controller_gets_epoch_1_and_losers_are_refused(zk_connect):
 def test_stale_controller_writes_are_rejected(zk_connect):
     a = KafkaZkClient(zk_connect)
     _, stale_version = a.register_controller_and_increment_controller_epoch(1, 1)
-    a.fenced_multi([Op.create("/written-by-a", b"1")], stale_version)
+    [written] = a.fenced_multi_many([[Op.create("/written-by-a", b"1")]], stale_version)
+    assert not isinstance(written, Exception)
     with KafkaZkClient(zk_connect) as b:
         a.close()  # session gone: /controller vanishes
         epoch, version = b.register_controller_and_increment_controller_epoch(2, 2)
         assert epoch == 2
         with KafkaZkClient(zk_connect) as zombie:
             with pytest.raises(ControllerMovedError):
-                zombie.fenced_multi([Op.create("/written-by-zombie", b"1")], stale_version)
+                zombie.fenced_multi_many([[Op.create("/written-by-zombie", b"1")]], stale_version)
             assert not zombie.exists("/written-by-zombie")
-        b.fenced_multi([Op.create("/written-by-b", b"2")], version)
+        b.fenced_multi_many([[Op.create("/written-by-b", b"2")]], version)
         assert b.exists("/written-by-b")
 
 
