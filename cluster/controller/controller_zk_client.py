@@ -242,6 +242,13 @@ class ControllerZkClient:
     def __init__(self, zk: KafkaZkClient) -> None:
         self.zk = zk
 
+    def _fenced_errors(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Exception | None]:
+        """`fenced_multi_many`, per batch None or the kazoo error of its write. Raises ControllerMovedError."""
+        return [
+            outcome if isinstance(outcome, Exception) else None
+            for outcome in self.zk.fenced_multi_many(batches, epoch_zk_version)
+        ]
+
     # --- partition states
 
     def get_topic_partition_states(
@@ -264,7 +271,7 @@ class ControllerZkClient:
         self._create_ignoring_existing(
             [znodes.TopicPartitionZNode.path(tp.topic, tp.partition) for tp, _ in states], epoch_zk_version
         )
-        outcomes = self.zk.fenced_multi_many(
+        return self._fenced_errors(
             [
                 [
                     Op.create(
@@ -276,13 +283,12 @@ class ControllerZkClient:
             ],
             epoch_zk_version,
         )
-        return [outcome if isinstance(outcome, Exception) else None for outcome in outcomes]
 
     def _create_ignoring_existing(self, paths: Sequence[str], epoch_zk_version: int) -> None:
-        outcomes = self.zk.fenced_multi_many([[Op.create(p, b"")] for p in paths], epoch_zk_version)
-        for path, outcome in zip(paths, outcomes, strict=True):
-            if isinstance(outcome, Exception) and not isinstance(outcome, NodeExistsError):
-                raise KafkaOpsError(f"Could not create {path}: {outcome!r}")
+        errors = self._fenced_errors([[Op.create(p, b"")] for p in paths], epoch_zk_version)
+        for path, error in zip(paths, errors, strict=True):
+            if error is not None and not isinstance(error, NodeExistsError):
+                raise KafkaOpsError(f"Could not create {path}: {error!r}")
 
     def update_leader_and_isr(
         self,
@@ -343,7 +349,7 @@ class ControllerZkClient:
     def set_topic_assignments(
         self, writes: Sequence[TopicAssignmentWrite], epoch_zk_version: int
     ) -> list[Exception | None]:
-        outcomes = self.zk.fenced_multi_many(
+        return self._fenced_errors(
             [
                 [
                     Op.set(
@@ -356,7 +362,6 @@ class ControllerZkClient:
             ],
             epoch_zk_version,
         )
-        return [outcome if isinstance(outcome, Exception) else None for outcome in outcomes]
 
     # --- topic deletion
 
@@ -385,9 +390,9 @@ class ControllerZkClient:
             order.append(current)
             stack.extend(f"{current}/{child}" for child in children)
         for node in reversed(order):
-            outcome = self.zk.fenced_multi_many([[Op.delete(node)]], epoch_zk_version)[0]
-            if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
-                raise KafkaOpsError(f"Could not delete {node}: {outcome!r}")
+            [error] = self._fenced_errors([[Op.delete(node)]], epoch_zk_version)
+            if error is not None and not isinstance(error, NoNodeError):
+                raise KafkaOpsError(f"Could not delete {node}: {error!r}")
 
     # --- partition reassignment
 
@@ -410,8 +415,7 @@ class ControllerZkClient:
             op = Op.delete(path, expected_version)
         else:
             op = Op.set(path, znodes.ReassignPartitionsZNode.encode(entries), expected_version)
-        outcome = self.zk.fenced_multi_many([[op]], epoch_zk_version)[0]
-        return outcome if isinstance(outcome, Exception) else None
+        return self._fenced_errors([[op]], epoch_zk_version)[0]
 
     # --- preferred replica election
 
@@ -426,8 +430,7 @@ class ControllerZkClient:
 
     def delete_preferred_replica_election(self, epoch_zk_version: int) -> Exception | None:
         path = znodes.PreferredReplicaElectionZNode.path()
-        outcome = self.zk.fenced_multi_many([[Op.delete(path)]], epoch_zk_version)[0]
-        return outcome if isinstance(outcome, Exception) else None
+        return self._fenced_errors([[Op.delete(path)]], epoch_zk_version)[0]
 
     # --- brokers and log dir failures
 
