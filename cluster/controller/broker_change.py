@@ -24,13 +24,7 @@ from kafkaops.cluster.controller.events import ControlledShutdown, LeaderAndIsrR
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
 from kafkaops.cluster.controller.reassignment_handler import ReassignmentHandler
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
-from kafkaops.cluster.controller.state_machines import (
-    PartitionReplica,
-    PartitionState,
-    ReplicaState,
-    partition_order,
-    replica_order,
-)
+from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
 from kafkaops.cluster.zk.values import BrokerRegistration, TopicPartition
 
@@ -96,7 +90,7 @@ class BrokerChangeHandler:
         batch.add_update_metadata(ctx.live_broker_ids, ctx.all_partitions())
         self.channel.send(batch)
         replicas = list(ctx.replicas_on_brokers(broker_ids))
-        self.replica_state_machine.handle_state_changes(sorted(replicas, key=replica_order), ReplicaState.ONLINE)
+        self.replica_state_machine.handle_state_changes(sorted(replicas), ReplicaState.ONLINE)
         self.partition_state_machine.trigger_online_partition_state_change()
         # reassignments waiting for a target replica on a broker that just came (back)
         started = set(broker_ids)
@@ -121,11 +115,9 @@ class BrokerChangeHandler:
         # One batch for the whole failure: new leaders, then the dead replicas leaving the ISR, reach
         # each broker as one LeaderAndIsr and one UpdateMetadata (Kafka sends a round per step).
         batch = self.channel.new_batch()
-        self.partition_state_machine.handle_state_changes(
-            sorted(set(led), key=partition_order), PartitionState.OFFLINE, batch=batch
-        )
+        self.partition_state_machine.handle_state_changes(sorted(set(led)), PartitionState.OFFLINE, batch=batch)
         self.partition_state_machine.trigger_online_partition_state_change(batch=batch)
-        self._replicas_offline(sorted(ctx.replicas_on_brokers(broker_ids), key=replica_order), batch)
+        self._replicas_offline(sorted(ctx.replicas_on_brokers(broker_ids)), batch)
         batch.add_update_metadata(ctx.live_broker_ids, [])
         self.channel.send(batch)
 
@@ -160,24 +152,18 @@ class BrokerChangeHandler:
         ctx.shutting_down_broker_ids.add(event.broker_id)
         batch = self.channel.new_batch()
         led = sorted(
-            (
-                tp
-                for tp in ctx.partitions_led_by(event.broker_id, replicated_only=True)
-                if not ctx.is_topic_queued_up_for_deletion(tp.topic)
-            ),
-            key=partition_order,
+            tp
+            for tp in ctx.partitions_led_by(event.broker_id, replicated_only=True)
+            if not ctx.is_topic_queued_up_for_deletion(tp.topic)
         )
         if led:
             self.partition_state_machine.handle_state_changes(
                 led, PartitionState.ONLINE, CONTROLLED_SHUTDOWN_ELECTION, batch
             )
         followed = sorted(
-            (
-                PartitionReplica(tp, event.broker_id)
-                for tp in ctx.partitions_on_broker(event.broker_id)
-                if self._follows(tp, event.broker_id)
-            ),
-            key=replica_order,
+            PartitionReplica(tp, event.broker_id)
+            for tp in ctx.partitions_on_broker(event.broker_id)
+            if self._follows(tp, event.broker_id)
         )
         if followed:
             self.replica_state_machine.handle_state_changes(followed, ReplicaState.OFFLINE, batch)
@@ -213,7 +199,7 @@ class BrokerChangeHandler:
         live = sorted(b for b in brokers if b in ctx.live_broker_ids)
         if live:
             log.info("Sending LeaderAndIsr to broker(s) %s to find the replicas on failed log dirs", live)
-            replicas = sorted(ctx.replicas_on_brokers(live), key=replica_order)
+            replicas = sorted(ctx.replicas_on_brokers(live))
             self.replica_state_machine.handle_state_changes(replicas, ReplicaState.ONLINE)
         self.zk.delete_log_dir_event_notifications(children, ctx.epoch_zk_version)
 
@@ -229,7 +215,7 @@ class BrokerChangeHandler:
             ctx.replicas_on_offline_dirs[event.broker_id] = current
         else:
             ctx.replicas_on_offline_dirs.pop(event.broker_id, None)
-        newly_offline = sorted(current - previous, key=partition_order)
+        newly_offline = sorted(current - previous)
         if newly_offline:
             log.error(
                 "Replicas of broker %s on offline log dirs: %s",
@@ -243,7 +229,7 @@ class BrokerChangeHandler:
         offline replicas leave the ISR (topics being deleted: their replicas become ineligible)."""
         ctx = self.context
         batch = self.channel.new_batch()
-        offline_leader = sorted(ctx.partitions_with_offline_leader(), key=partition_order)
+        offline_leader = sorted(ctx.partitions_with_offline_leader())
         self.partition_state_machine.handle_state_changes(offline_leader, PartitionState.OFFLINE, batch=batch)
         self.partition_state_machine.trigger_online_partition_state_change(batch=batch)
         self._replicas_offline(replicas, batch)

@@ -16,7 +16,6 @@ from kafkaops.cluster.controller.channel import ControllerChannel
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import IsrChangeZkClient
 from kafkaops.cluster.controller.reassignment_handler import ReassignmentHandler
-from kafkaops.cluster.controller.state_machines import partition_order
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.controller")
@@ -47,7 +46,7 @@ class IsrChangeNotificationHandler:
                 continue
             partitions |= found
         try:
-            known = sorted((tp for tp in partitions if tp.topic in ctx.all_topics), key=partition_order)
+            known = sorted(tp for tp in partitions if tp.topic in ctx.all_topics)
             states = self.zk.get_topic_partition_states(known, fresh=True)
             for tp, state in states.items():
                 if isinstance(state, MalformedZNodeError):

@@ -28,7 +28,7 @@ from kafkaops.cluster.controller.elections import (
     PreferredReplicaPartitionLeaderElectionStrategy,
     ReassignPartitionLeaderElectionStrategy,
 )
-from kafkaops.cluster.controller.state_machines import PartitionState, TransitionSplit, partition_order
+from kafkaops.cluster.controller.state_machines import PartitionState, TransitionSplit
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
@@ -89,9 +89,7 @@ class PartitionStateMachine:
             if not ctx.is_topic_queued_up_for_deletion(tp.topic) and (topics is None or tp.topic in topics)
         ]
         if candidates:
-            self.handle_state_changes(
-                sorted(candidates, key=partition_order), PartitionState.ONLINE, OFFLINE_ELECTION, batch
-            )
+            self.handle_state_changes(sorted(candidates), PartitionState.ONLINE, OFFLINE_ELECTION, batch)
 
     def handle_state_changes(
         self,

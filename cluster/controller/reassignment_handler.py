@@ -28,7 +28,7 @@ from kafkaops.cluster.controller.controller_zk_client import ReassignmentZkClien
 from kafkaops.cluster.controller.elections import ReassignPartitionLeaderElectionStrategy
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
-from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState, partition_order
+from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
 from kafkaops.cluster.state_change_log import ControllerLog
 from kafkaops.cluster.zk import znodes
@@ -88,7 +88,7 @@ class ReassignmentHandler:
     def maybe_resume_reassignments(self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> None:
         ctx = self.context
         to_resume: dict[TopicPartition, ReplicaAssignment] = {}
-        for tp in sorted(ctx.partitions_being_reassigned, key=partition_order):
+        for tp in sorted(ctx.partitions_being_reassigned):
             assignment = ctx.partition_full_replica_assignment(tp)
             if should_resume(tp, assignment):
                 to_resume[tp] = assignment
@@ -451,7 +451,7 @@ class ReassignmentHandler:
         """Complete those of `partitions` still moving whose target replicas are all in the ISR now. Without
         `states` (just read by the caller), reads them and watches them again."""
         ctx = self.context
-        moving = sorted((tp for tp in partitions if tp in ctx.partitions_being_reassigned), key=partition_order)
+        moving = sorted(tp for tp in partitions if tp in ctx.partitions_being_reassigned)
         if not moving:
             return
         if states is None:

@@ -25,7 +25,7 @@ from kafkaops.cluster.controller.elections import (
     PreferredReplicaPartitionLeaderElectionStrategy,
 )
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
-from kafkaops.cluster.controller.state_machines import PartitionState, partition_order
+from kafkaops.cluster.controller.state_machines import PartitionState
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.controller")
@@ -59,7 +59,7 @@ class ReplicaElectionHandler:
         if isinstance(requested, MalformedZNodeError):
             log.error("Removing a malformed preferred replica election request: %s", requested)
             requested = set()
-        valid = sorted((tp for tp in requested if self._preferred_election_needed(tp)), key=partition_order)
+        valid = sorted(tp for tp in requested if self._preferred_election_needed(tp))
         if valid:
             self.elect_preferred(valid)
         outcome = self.zk.delete_preferred_replica_election(ctx.epoch_zk_version)
@@ -84,7 +84,7 @@ class ReplicaElectionHandler:
         replica when no live one is in the ISR)."""
         ctx = self.context
         known_partitions = set(ctx.all_partitions())
-        partitions = sorted(set(requested) if requested is not None else known_partitions, key=partition_order)
+        partitions = sorted(set(requested) if requested is not None else known_partitions)
         results: dict[TopicPartition, tuple[int, str | None]] = {}
         electable: list[TopicPartition] = []
         for tp in partitions:
@@ -146,4 +146,4 @@ class ReplicaElectionHandler:
             imbalance_percentage=self.leader_imbalance_per_broker_percentage,
         )
         if selection.to_elect:
-            self.elect_preferred(sorted(selection.to_elect, key=partition_order))
+            self.elect_preferred(sorted(selection.to_elect))

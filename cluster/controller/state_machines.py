@@ -76,23 +76,14 @@ VALID_PREVIOUS_REPLICA_STATES: Mapping[ReplicaState, tuple[ReplicaState, ...]] =
 
 class PartitionReplica(NamedTuple):
     """Kafka's `PartitionAndReplica`: one replica of one partition, the replica state machine's key
-    (a named tuple: failover makes one per replica of the cluster)."""
+    (a named tuple: failover makes one per replica of the cluster; it sorts by topic, partition, then
+    broker, the order every batch is handled in)."""
 
     partition: TopicPartition
     replica: int
 
     def __str__(self) -> str:
         return f"[Topic={self.partition.topic},Partition={self.partition.partition},Replica={self.replica}]"
-
-
-def partition_order(tp: TopicPartition) -> tuple[str, int]:
-    """Sort key of partitions: by topic, then partition (the order every batch is handled in)."""
-    return tp.topic, tp.partition
-
-
-def replica_order(replica: PartitionReplica) -> tuple[str, int, int]:
-    """Sort key of replicas: by topic, partition, then broker."""
-    return replica.partition.topic, replica.partition.partition, replica.replica
 
 
 def is_valid_partition_transition(current: PartitionState, target: PartitionState) -> bool:

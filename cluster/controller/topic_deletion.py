@@ -22,13 +22,7 @@ from kafkaops.cluster.controller.controller_zk_client import TopicDeletionZkClie
 from kafkaops.cluster.controller.events import TopicDeletionStopReplicaResponseReceived
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
-from kafkaops.cluster.controller.state_machines import (
-    PartitionReplica,
-    PartitionState,
-    ReplicaState,
-    partition_order,
-    replica_order,
-)
+from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 
 log = logging.getLogger("kafkaops.controller")
 
@@ -161,13 +155,13 @@ class TopicDeletionManager:
         """Kafka's `onTopicDeletion` for one topic."""
         ctx = self.context
         ctx.begin_topic_deletion([topic])
-        partitions = sorted(ctx.partitions_for_topic(topic), key=partition_order)
+        partitions = sorted(ctx.partitions_for_topic(topic))
         batch = self.channel.new_batch()
         batch.add_update_metadata(ctx.live_broker_ids, partitions)
         self.channel.send(batch)
         self.partition_state_machine.handle_state_changes(partitions, PartitionState.OFFLINE)
         self.partition_state_machine.handle_state_changes(partitions, PartitionState.NON_EXISTENT)
-        replicas = sorted(ctx.replicas_for_topic(topic), key=replica_order)
+        replicas = sorted(ctx.replicas_for_topic(topic))
         live = ctx.live_broker_ids
         dead = [r for r in replicas if r.replica not in live]
         alive = [r for r in replicas if r.replica in live]
@@ -180,7 +174,7 @@ class TopicDeletionManager:
 
     def _complete_delete_topic(self, topic: str) -> None:
         ctx = self.context
-        replicas = sorted(ctx.replicas_in_state(topic, ReplicaState.DELETION_SUCCESSFUL), key=replica_order)
+        replicas = sorted(ctx.replicas_in_state(topic, ReplicaState.DELETION_SUCCESSFUL))
         self.replica_state_machine.handle_state_changes(replicas, ReplicaState.NON_EXISTENT)
         self.zk.delete_topic(topic, ctx.epoch_zk_version)
         ctx.remove_topic(topic)

@@ -36,7 +36,8 @@ INITIAL_PARTITION_EPOCH = 0
 
 
 class TopicPartition(NamedTuple):
-    """A named tuple rather than a dataclass: controllers create, hash and compare millions of them."""
+    """A named tuple rather than a dataclass: controllers create, hash and compare millions of them
+    (and sort them: by topic, then partition)."""
 
     topic: str
     partition: int
