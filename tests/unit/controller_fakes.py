@@ -60,7 +60,6 @@ class FakeControllerZk:
         self.partition_states: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         """State znodes; the data version is in `leader_and_isr.zk_version`."""
         self.unreadable_states: dict[TopicPartition, MalformedZNodeError] = {}
-        self.partition_parents: set[TopicPartition] = set()
         self.topics: dict[str, tuple[TopicAssignment | MalformedZNodeError, int]] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.topic_deletions: set[str] = set()
@@ -145,7 +144,6 @@ class FakeControllerZk:
         self._fence(epoch_zk_version)
         outcomes: list[Exception | None] = []
         for tp, state in states:
-            self.partition_parents.add(tp)
             if tp in self.partition_states or tp in self.unreadable_states:
                 outcomes.append(NodeExistsError())
                 continue
