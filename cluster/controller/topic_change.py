@@ -54,17 +54,16 @@ class TopicChangeHandler:
         if not new_topics:
             return
         found = self.zk.get_topic_znodes(new_topics)
-        for entry in found.values():
-            if entry is not None and isinstance(entry[0], MalformedZNodeError):
-                raise entry[0]
-        new_partitions = []
+        assignments: dict[str, TopicAssignment] = {}
         for topic in new_topics:
             entry = found.get(topic)
             if entry is None:
                 continue
-            assignment, _ = entry
-            if isinstance(assignment, MalformedZNodeError):
-                continue
+            if isinstance(entry[0], MalformedZNodeError):
+                raise entry[0]
+            assignments[topic] = entry[0]
+        new_partitions = []
+        for topic, assignment in assignments.items():
             self.watch_topic(topic)
             for partition, replica_assignment in sorted(assignment.partitions.items()):
                 tp = TopicPartition(topic, partition)
