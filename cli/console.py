@@ -54,11 +54,6 @@ from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.protocol.records import Compression
 
-PRODUCER_DESCRIPTION = "This tool helps to read data from standard input and publish it to Kafka."
-CONSUMER_DESCRIPTION = "This tool helps to read data from Kafka topics and outputs it to standard output."
-PERF_DESCRIPTION = "This tool is used to verify the producer performance."
-
-
 # --- shared parsing ---------------------------------------------------------------------------------------
 
 

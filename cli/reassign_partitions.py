@@ -295,7 +295,6 @@ LIST_EMPTY = "No partition reassignments found."
 # ours (--verify --wait)
 WAIT_FAILED = "Partition reassignment did not reach its target replicas for: {}"
 WAIT_TIMED_OUT = "Timed out after {} ms waiting for partition reassignment of: {}"
-EXIT_FAILED = 1
 EXIT_TIMED_OUT = 3
 WAIT_INTERVAL_S = 1.0
 
