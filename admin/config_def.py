@@ -13,10 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafkaops.cluster.common.config_types import (  # re-exported: admin's callers import them from here
-    INT_MAX,
+from kafkaops.cluster.common.config_types import (
     LATEST_API_VERSION,
-    LONG_MAX,
     ConfigKey,
     ConfigType,
     api_version,
@@ -27,11 +25,15 @@ from kafkaops.cluster.common.config_types import (  # re-exported: admin's calle
     one_of,
     parse_value,
 )
-from kafkaops.cluster.common.config_types import (
-    KNOWN_API_VERSIONS as KNOWN_API_VERSIONS,
-)
 from kafkaops.cluster.common.errors import InvalidConfigurationError
-from kafkaops.cluster.common.jvm_text import java_list_text, java_string_hash, properties_order, scala_immutable_set
+from kafkaops.cluster.common.jvm_text import (
+    INT_MAX,
+    LONG_MAX,
+    java_list_text,
+    java_string_hash,
+    properties_order,
+    scala_immutable_set,
+)
 
 
 def throttled_replicas(name: str, value: Any) -> None:

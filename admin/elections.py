@@ -52,6 +52,7 @@ from kafkaops.cluster.common.errors import (
 from kafkaops.cluster.common.jvm_text import (
     INT_MAX,
     INT_MIN,
+    java_int,
     java_string_hash,
     scala_hash_set_order,
     scala_mutable_hash_order,
@@ -236,8 +237,7 @@ def election_znode_order(partitions: PartitionSet) -> list[TopicPartition]:
     topic_key, partition_key = java_string_hash("topic"), java_string_hash("partition")
 
     def map_hash(tp: TopicPartition) -> int:
-        h = ((topic_key ^ java_string_hash(tp.topic)) + (partition_key ^ tp.partition)) & 0xFFFFFFFF
-        return h - (1 << 32) if h >= 1 << 31 else h
+        return java_int((topic_key ^ java_string_hash(tp.topic)) + (partition_key ^ tp.partition))
 
     return scala_hash_set_order(partitions.items, map_hash)
 

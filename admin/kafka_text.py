@@ -20,6 +20,7 @@ from kafkaops.cluster.common.errors import AdminOperationError, InvalidArgumentE
 from kafkaops.cluster.common.jvm_text import (
     INT_MAX,
     INT_MIN,
+    java_int,
     java_string_hash,
     scala_hash_set_order,
 )
@@ -78,14 +79,9 @@ def json_string(value: Any) -> str:
 # --- Java hash codes -----------------------------------------------------------------------------
 
 
-def _signed(h: int) -> int:
-    h &= 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def topic_partition_hash(tp: TopicPartition) -> int:
     """`org.apache.kafka.common.TopicPartition.hashCode` as a signed 32-bit int."""
-    return _signed(31 * (31 + tp.partition) + java_string_hash(tp.topic))
+    return java_int(31 * (31 + tp.partition) + java_string_hash(tp.topic))
 
 
 # --- Kafka's helpers ----------------------------------------------------------------------------

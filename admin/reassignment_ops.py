@@ -37,8 +37,12 @@ from kafkaops.admin.config_def import validate_broker_config, validate_topic_con
 from kafkaops.admin.kafka_text import topic_partition_hash
 from kafkaops.admin.reassignment import ReassignmentEntry, check_reassignment_entries
 from kafkaops.admin.topics import validate_topic_name
-from kafkaops.cluster.common.errors import AdminOperationError, InvalidTopicError, ZNodeVersionConflictError
-from kafkaops.cluster.common.errors import TerseReassignmentFailure as TerseReassignmentFailure
+from kafkaops.cluster.common.errors import (
+    AdminOperationError,
+    InvalidTopicError,
+    TerseReassignmentFailure,
+    ZNodeVersionConflictError,
+)
 from kafkaops.cluster.common.jvm_text import int_hash, java_string_hash, scala_list_text, scala_set_order
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op

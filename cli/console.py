@@ -50,13 +50,9 @@ from kafkaops.admin.kafka_client import (
     run_producer_perf,
 )
 from kafkaops.cli.output import kafka_errors
+from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
 from kafkaops.cluster.protocol.records import Compression
-
-PRODUCER_DESCRIPTION = "This tool helps to read data from standard input and publish it to Kafka."
-CONSUMER_DESCRIPTION = "This tool helps to read data from Kafka topics and outputs it to standard output."
-PERF_DESCRIPTION = "This tool is used to verify the producer performance."
-
 
 # --- shared parsing ---------------------------------------------------------------------------------------
 
@@ -103,8 +99,7 @@ def _int_setting(props: dict[str, str], name: str, default: int) -> int:
 
 def _log4j(level: str, message: str, logger: str) -> str:
     """A line in the shape of Kafka's tools-log4j.properties: `[date] LEVEL message (logger)`."""
-    now = datetime.now()
-    return f"[{now:%Y-%m-%d %H:%M:%S},{now.microsecond // 1000:03d}] {level} {message} ({logger})"
+    return f"[{log4j.timestamp(datetime.now())}] {level} {message} ({logger})"
 
 
 # --- console-producer ---------------------------------------------------------------------------------------

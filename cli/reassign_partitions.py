@@ -52,7 +52,7 @@ from kafkaops.cli.common import (
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
-from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
+from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, TerseReassignmentFailure, UsageError
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
@@ -295,7 +295,6 @@ LIST_EMPTY = "No partition reassignments found."
 # ours (--verify --wait)
 WAIT_FAILED = "Partition reassignment did not reach its target replicas for: {}"
 WAIT_TIMED_OUT = "Timed out after {} ms waiting for partition reassignment of: {}"
-EXIT_FAILED = 1
 EXIT_TIMED_OUT = 3
 WAIT_INTERVAL_S = 1.0
 
@@ -789,7 +788,7 @@ def reassign_partitions_command(
                 timeout=timeout,
                 output=output,
             )
-        except ops.TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
+        except TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
             if output is OutputFormat.json:
                 sys.stdout.write(json.dumps({"error": str(error)}) + "\n")
             raise fail(str(error)) from None

@@ -27,7 +27,6 @@ from types import TracebackType
 
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.jvm_text import java_boolean_text, java_list_text, scala_mutable_hash_set
-from kafkaops.cluster.common.log4j import MILLIS_SUFFIXES
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
 
 LOGGER_NAME = "state.change.logger"
@@ -780,7 +779,7 @@ class StateChangeLogFile:
                     self._roll(self._hour)
                 if self._hour is None or hour > self._hour:
                     self._hour = hour
-            self._file.write(entry.format_at(self._stamp + MILLIS_SUFFIXES[int(now * 1000) % 1000]))
+            self._file.write(entry.format_at(log4j.with_millis(self._stamp, int(now * 1000) % 1000)))
             if now - self._last_flush >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._last_flush = now

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+from kafkaops.cluster.common.jvm_text import java_int
+
 
 def murmur2(data: bytes) -> int:
     """Kafka's `Utils.murmur2` (signed 32-bit result), which its default partitioner hashes keys with."""
@@ -30,7 +32,7 @@ def murmur2(data: bytes) -> int:
     h ^= h >> 13
     h = (h * m) & 0xFFFFFFFF
     h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
+    return java_int(h)
 
 
 def partition_for_key(key: bytes, num_partitions: int) -> int:

@@ -20,7 +20,6 @@ import yaml
 
 from kafkaops.cluster.common.config_types import (
     LATEST_API_VERSION,
-    LONG_MAX,
     ConfigKey,
     ConfigType,
     api_version,
@@ -30,6 +29,7 @@ from kafkaops.cluster.common.config_types import (
     one_of,
 )
 from kafkaops.cluster.common.errors import InvalidConfigurationError
+from kafkaops.cluster.common.jvm_text import LONG_MAX
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.values import EndPoint
 

@@ -15,10 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkaops.cluster.common.errors import InvalidConfigurationError
-from kafkaops.cluster.common.jvm_text import INT_MAX as INT_MAX
-from kafkaops.cluster.common.jvm_text import LONG_MAX as LONG_MAX
-from kafkaops.cluster.common.jvm_text import SHORT_MAX as SHORT_MAX
-from kafkaops.cluster.common.jvm_text import java_double_string as java_double_string
+from kafkaops.cluster.common.jvm_text import INT_MAX, LONG_MAX, SHORT_MAX, java_double_string
 
 
 class ConfigType(enum.Enum):

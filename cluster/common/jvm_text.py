@@ -136,13 +136,19 @@ def java_double_string(value: float) -> str:
 # --- Java hash codes and hash tables -------------------------------------------------------------
 
 
+def java_int(value: int) -> int:
+    """Java's int arithmetic: the low 32 bits of `value` as a signed int (what an overflowing hash is)."""
+    value &= _INT_MASK
+    return value - (1 << 32) if value > INT_MAX else value
+
+
 def java_string_hash(text: str) -> int:
     """`String.hashCode` over UTF-16 code units, as a signed 32-bit int."""
     h = 0
     encoded = text.encode("utf-16-be")
     for i in range(0, len(encoded), 2):
         h = (31 * h + (encoded[i] << 8 | encoded[i + 1])) & _INT_MASK
-    return h - (1 << 32) if h >= 1 << 31 else h
+    return java_int(h)
 
 
 def int_hash(value: int) -> int:
@@ -284,8 +290,7 @@ def scala_mutable_hash_order(values: Iterable[T], hash_code: HashCode[T] | None 
 
     def improved(value: T) -> int:
         h = code(value) & _INT_MASK
-        h ^= h >> 16
-        return h - (1 << 32) if h >= 1 << 31 else h
+        return java_int(h ^ (h >> 16))
 
     keyed = [(improved(v), v) for v in unique]
     keyed.sort(key=lambda entry: (entry[0] & (capacity - 1), entry[0]))

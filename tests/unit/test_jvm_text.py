@@ -18,6 +18,7 @@ from kafkaops.cluster.common.jvm_text import (
     LONG_MIN,
     hash_map_order,
     java_boolean_text,
+    java_int,
     java_list_text,
     java_parse_int,
     java_parse_long,
@@ -55,6 +56,11 @@ from kafkaops.cluster.common.jvm_text import (
 )
 def test_java_string_hash_known_values(text: str, expected: int) -> None:
     assert java_string_hash(text) == expected
+
+
+def test_java_int_wraps_as_java_does() -> None:
+    values = (0, INT_MAX, INT_MAX + 1, -1, 2**32 + 5, INT_MIN - 1)
+    assert [java_int(v) for v in values] == [0, INT_MAX, INT_MIN, -1, 5, INT_MAX]
 
 
 # --- order of a few keys, by hand -------------------------------------------------------------------
