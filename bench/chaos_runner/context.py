@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from kafkaops.cluster.common import log4j
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.zookeeper import ZooKeeperEnsemble
 from kafkaops.cluster.zk import znodes
@@ -32,12 +33,6 @@ T = TypeVar("T")
 
 POLL_S = 0.25
 """How often the run's waits look again (`wait_for`'s interval)."""
-
-
-def wall_clock_text(at: float | None = None) -> str:
-    """log4j's `yyyy-MM-dd HH:mm:ss,SSS`, as in the state-change logs, to line the two up."""
-    moment = datetime.fromtimestamp(time.time() if at is None else at)
-    return moment.strftime("%Y-%m-%d %H:%M:%S") + f",{moment.microsecond // 1000:03d}"
 
 
 def as_text(output: str | bytes | None) -> str:
@@ -65,7 +60,8 @@ class EventLog:
         return time.monotonic() - self.origin
 
     def __call__(self, message: str) -> None:
-        line = f"[{wall_clock_text()}] +{self.now():8.1f}s {message}"
+        # log4j's timestamp, as in the state-change logs, to line the two up
+        line = f"[{log4j.timestamp(datetime.now())}] +{self.now():8.1f}s {message}"
         with self._lock:
             self._file.write(line + "\n")
             if self._echo is not None:
