@@ -33,6 +33,7 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
@@ -46,7 +47,6 @@ from tests.cluster.clients_util import (
     make_records,
     wait_partitions,
 )
-from tests.cluster.conftest import wait_for
 
 KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
 TOPIC = "moving"
