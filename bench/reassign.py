@@ -558,10 +558,6 @@ def main() -> None:
     if args.brokers is not None and args.brokers < REPLICATION_FACTOR:
         parser.error(f"--brokers must be at least {REPLICATION_FACTOR}")
 
-    def terminate(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, terminate)
     state = args.state_dir or Path(tempfile.mkdtemp(prefix="bench-reassign-"))
     state.mkdir(parents=True, exist_ok=True)
     started: list[Callable[[], None]] = []

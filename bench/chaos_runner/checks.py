@@ -13,7 +13,7 @@ from typing import Any
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 
-from .context import POLL_S, ChaosContext, Intent
+from .context import POLL_S, ChaosContext, Intent, last_line
 from .workload import Ack, confluent_settings
 
 LIVE_STALL_LIMIT_S = 120.0
@@ -315,14 +315,19 @@ class RunChecks:
 
     def finish_traffic(self) -> None:
         partitions = self.ctx.surviving_partitions()
-        started = time.monotonic()
-        try:
+
+        def wait_isrs_full() -> None:
+            """Raises TimeoutError once the heal timeout has passed."""
             wait_for(
                 lambda: self.ctx.isrs_full(partitions),
                 self.ctx.config.heal_timeout_s,
                 interval_s=POLL_S,
                 what="full ISRs",
             )
+
+        started = time.monotonic()
+        try:
+            wait_isrs_full()
             self.ctx.log(f"every ISR full after {time.monotonic() - started:.1f}s")
         except TimeoutError:
             states = self.ctx.partition_states(partitions)
@@ -371,12 +376,7 @@ class RunChecks:
         self.ctx.log("producers flushed, live consumer stopped")
         if "full ISRs" not in self.ctx.checks:
             try:
-                wait_for(
-                    lambda: self.ctx.isrs_full(partitions),
-                    self.ctx.config.heal_timeout_s,
-                    interval_s=POLL_S,
-                    what="full ISRs",
-                )
+                wait_isrs_full()
                 self.ctx.checks["full ISRs"] = (True, "every surviving partition's ISR is its replica set")
             except TimeoutError:
                 self.ctx.checks["full ISRs"] = (
@@ -465,7 +465,7 @@ class RunChecks:
             "replica-verification", "--broker-list", self.ctx.bootstrap(), "--topic-white-list", pattern,
             "--once", "--time", "-2", timeout_s=self.ctx.config.heal_timeout_s,
         )  # fmt: skip
-        last = output.strip().splitlines()[-1] if output.strip() else ""
+        last = last_line(output)
         self.ctx.checks["replica-verification --once"] = (code == 0, f"exit {code}: {last}")
         (self.ctx.state_dir / "replica-verification.out").write_text(output + "\n")
         self.ctx.log(f"replica-verification --once exited {code}: {last}")

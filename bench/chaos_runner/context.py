@@ -60,6 +60,7 @@ class EventLog:
         return time.monotonic() - self.origin
 
     def __call__(self, message: str) -> None:
+        # log4j's timestamp, as in the state-change logs, to line the two up
         line = f"[{log4j.timestamp(datetime.now())}] +{self.now():8.1f}s {message}"
         with self._lock:
             self._file.write(line + "\n")
@@ -104,7 +105,6 @@ class ChaosContext:
         self.zk_lock = threading.Lock()
         self.surviving = [f"{SURVIVING_PREFIX}{i}" for i in range(config.topics)]
         self.doomed = [f"{DOOMED_PREFIX}{i}" for i in range(admin_rounds(self.schedule))]
-        self.deleted: list[str] = []
         self.producers: dict[str, ProducerWorker] = {}
         self.consumer: LiveConsumer | None = None
         self.consumer_debug = consumer_debug
@@ -125,12 +125,12 @@ class ChaosContext:
         self.warnings: list[str] = []
         """Misbehaviour reported but not failing the run (no data or progress at stake): a broker's partial
         Metadata answer."""
-        self.injected: Counter[str] = Counter()
         self.skipped: Counter[str] = Counter()
         self.action_errors: list[str] = []
         self.anomalies: list[str] = []
         self.intents: list[Intent] = []
         self.faults: list[dict[str, Any]] = []
+        """Every fault injected, in order: its kind, when (`at`) and its details."""
         self.checks: dict[str, tuple[bool | None, str]] = {}
         self.verdict_data: DataVerdict | None = None
         self.unavailability: dict[tuple[str, int], tuple[float, float]] = {}
@@ -140,6 +140,17 @@ class ChaosContext:
         self.unacked_per_topic: dict[str, int] = {}
         self.consumer_stalls: list[tuple[float, float]] = []
         """(start, seconds) of each stretch in which the live consumer read nothing while acks went on."""
+
+    @property
+    def deleted(self) -> list[str]:
+        """The doomed topics a deletion was started for, in order."""
+        return [i.target["topic"] for i in self.intents if i.kind == "topic_deletion"]
+
+    @property
+    def injected(self) -> Counter[str]:
+        """Faults injected, by kind (in the order each kind was first injected)."""
+        with self.lock:
+            return Counter(fault["kind"] for fault in self.faults)
 
     # -- the cluster --
 
@@ -261,7 +272,6 @@ class ChaosContext:
     def record(self, kind: str, **detail: Any) -> dict[str, Any]:
         fault = {"kind": kind, "at": round(self.log.now(), 2), **detail}
         with self.lock:
-            self.injected[kind] += 1
             self.faults.append(fault)
         return fault
 

@@ -412,7 +412,6 @@ class FaultInjector:
         topic = remaining[0]
         intent = Intent("topic_deletion", self.ctx.log.now(), topic, {"topic": topic})
         self.ctx.intents.append(intent)
-        self.ctx.deleted.append(topic)
         self.ctx.record(action.kind, topic=topic)
 
         def episode() -> None:

@@ -49,9 +49,10 @@ def faults_table(ctx: ChaosContext) -> Table:
     faults = Table(title=f"Faults injected (seed {ctx.config.seed}, {ctx.chaos_end:.0f} s of chaos)")
     for column in ("kind", "injected", "skipped"):
         faults.add_column(column, justify="left" if column == "kind" else "right")
+    injected = ctx.injected
     for kind in ctx.config.kinds:
-        faults.add_row(kind, str(ctx.injected[kind]), str(ctx.skipped[kind]))
-    faults.add_row("total", str(sum(ctx.injected.values())), str(sum(ctx.skipped.values())), style="bold")
+        faults.add_row(kind, str(injected[kind]), str(ctx.skipped[kind]))
+    faults.add_row("total", str(sum(injected.values())), str(sum(ctx.skipped.values())), style="bold")
     return faults
 
 

@@ -85,8 +85,6 @@ class ProducerWorker:
         """Records send() refused (never handed to the client), by error."""
         self.unflushed = False
         self.error: BaseException | None = None
-        self.started_at = clock()
-        self.stopped_at: float | None = None
         self._stop = threading.Event()
         self._flush_timeout_s = 90.0
         self._thread = threading.Thread(target=self._run, name=f"producer-{topic}", daemon=True)
@@ -125,7 +123,6 @@ class ProducerWorker:
             # pending sends that never finish: forced (the close must not be left to __del__ at exit)
             with contextlib.suppress(Exception):
                 close_kafka_python_producer(producer, timeout_s=min(5.0, self._flush_timeout_s))
-            self.stopped_at = self.clock()
 
     def _send_until_stopped(self, producer: Any) -> None:
         from kafka.errors import KafkaTimeoutError
@@ -179,8 +176,6 @@ class ProducerWorker:
         self._flush_timeout_s = flush_timeout_s
         self._stop.set()
         self._thread.join(flush_timeout_s + 30)
-        if self.stopped_at is None:
-            self.stopped_at = self.clock()
 
 
 def confluent_settings(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench.chaos_runner.workload import close_kafka_python_producer as close_kafka_python_producer
+from bench.chaos_runner.workload import close_kafka_python_producer
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.protocol.records import Batch, iter_batches
 from kafkaops.cluster.zk.client import KafkaZkClient

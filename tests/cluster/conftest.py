@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from kafkaops.cluster.local.cluster import LocalCluster
-from kafkaops.cluster.local.waiting import wait_for as wait_for  # the tests import it from here
 
 FAST = {
     "zookeeper.session.timeout.ms": 6000,

@@ -52,10 +52,15 @@ CI_KINDS = (
 RUN_TIMEOUT_S = 420
 
 
+def _pid_files(state_dir: Path) -> list[Path]:
+    """The pid files of the brokers and the ZooKeeper nodes a run started under `state_dir`."""
+    return [*state_dir.glob("cluster/brokers/*/broker.pid"), *state_dir.glob("zookeeper-*/zookeeper.pid")]
+
+
 def _kill_leftovers(state_dir: Path) -> list[int]:
     """SIGCONT then SIGKILL every live process a pid file under `state_dir` names; returns their pids."""
     killed = []
-    for pid_file in [*state_dir.glob("cluster/brokers/*/broker.pid"), *state_dir.glob("zookeeper-*/zookeeper.pid")]:
+    for pid_file in _pid_files(state_dir):
         pid = processes.read_pid(pid_file)
         if pid is None:
             continue
@@ -138,10 +143,7 @@ def test_ctrl_c_stops_every_process_the_runner_started(tmp_path: Path) -> None:
             if "chaos phase starts" in line:
                 break
         assert any("chaos phase starts" in line for line in lines), "".join(lines[-30:])
-        pids = [
-            processes.read_pid(f)
-            for f in [*state_dir.glob("cluster/brokers/*/broker.pid"), *state_dir.glob("zookeeper-*/zookeeper.pid")]
-        ]
+        pids = [processes.read_pid(f) for f in _pid_files(state_dir)]
         assert len([p for p in pids if p is not None]) == 3 + 3, pids
         runner.send_signal(signal.SIGINT)
         rest, _ = runner.communicate(timeout=90)

@@ -21,6 +21,7 @@ import time
 
 import pytest
 
+from bench.chaos_runner.workload import close_kafka_python_producer
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.protocol.records import Compression
@@ -35,7 +36,6 @@ from tests.cluster.clients_util import (
     all_bootstraps,
     assert_consumed_exactly,
     bootstrap_of,
-    close_kafka_python_producer,
     confluent_consume,
     confluent_produce,
     kafka_python_consume,

@@ -13,9 +13,9 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, partition_for_key
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
 

@@ -9,9 +9,9 @@ import pytest
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 
 def states(zk, topic, partitions):

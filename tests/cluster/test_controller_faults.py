@@ -11,12 +11,13 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.broker.network_client import send_request
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import FAST, wait_for
+from tests.cluster.conftest import FAST
 
 
 def state(zk, topic, partition):

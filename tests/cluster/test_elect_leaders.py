@@ -11,9 +11,9 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.broker.network_client import send_request
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 NO_REBALANCE = {"auto.leader.rebalance.enable": False}
 

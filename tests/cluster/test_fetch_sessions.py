@@ -8,12 +8,13 @@ import socket
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.common.errors import FetchSessionIdNotFoundError, InvalidFetchSessionEpochError
 from kafkaops.cluster.local.inprocess import InProcessCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import FAST, wait_for
+from tests.cluster.conftest import FAST
 
 TOPIC = "sessions"
 

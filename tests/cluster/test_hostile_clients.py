@@ -9,12 +9,12 @@ import struct
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.common.errors import CorruptMessageError
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 
 def _address(local) -> tuple[str, int]:

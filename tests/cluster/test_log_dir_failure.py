@@ -14,8 +14,8 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient
 from kafkaops.cluster.common.errors import KafkaProtocolError
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 
 @pytest.fixture

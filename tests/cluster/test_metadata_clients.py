@@ -7,8 +7,8 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 
 def test_kafka_python_reads_metadata(cluster, zk):

@@ -13,6 +13,7 @@ import time
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import LeaderAndIsr, ReplicaAssignment, TopicPartition
@@ -25,7 +26,6 @@ from tests.cluster.clients_util import (
     log_dir,
     make_records,
 )
-from tests.cluster.conftest import wait_for
 
 RECORDS = 200
 

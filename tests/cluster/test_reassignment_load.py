@@ -33,6 +33,7 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
@@ -46,7 +47,6 @@ from tests.cluster.clients_util import (
     make_records,
     wait_partitions,
 )
-from tests.cluster.conftest import wait_for
 
 KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
 TOPIC = "moving"
@@ -171,8 +171,6 @@ class LiveConsumer:
     offset a consumer had read)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
-        self.topic = topic
-        self.partitions = partitions
         self._reader = workload.LiveConsumer(
             bootstrap, [(topic, p) for p in range(partitions)], group_id="reassignment-load"
         )
@@ -185,18 +183,6 @@ class LiveConsumer:
     def conflicts(self) -> list[tuple[int, int, bytes, bytes]]:
         return [(p, o, before, value) for _, p, o, before, value in self._reader.reread_conflicts]
 
-    @property
-    def errors(self) -> Counter[str]:
-        return self._reader.errors
-
-    @property
-    def last_errors(self) -> list[str]:
-        return self._reader.last_errors
-
-    @property
-    def error(self) -> BaseException | None:
-        return self._reader.error
-
     def behind(self, ends: dict[int, int]) -> dict[int, tuple[int, int]]:
         """Partitions not read up to their end: partition → (highest offset read, end)."""
         top: dict[int, int] = {}
@@ -206,17 +192,18 @@ class LiveConsumer:
 
     def finish(self, ends: dict[int, int], timeout_s: float = 40) -> None:
         """Read on until every partition's `ends` (high watermarks after the producer stopped), then stop."""
+        reader = self._reader
         try:
             with contextlib.suppress(TimeoutError):
-                wait_for(lambda: not self.behind(ends) or self.error is not None, timeout_s=timeout_s)
+                wait_for(lambda: not self.behind(ends) or reader.error is not None, timeout_s=timeout_s)
         finally:
             self.close()
-        if self.error is not None:
-            raise self.error
+        if reader.error is not None:
+            raise reader.error
         behind = self.behind(ends)
         assert not behind, (
             f"the consumer did not read to the end within {timeout_s:.0f} s: partition → (last offset read, end) "
-            f"{behind}; its errors: {dict(self.errors)} {self.last_errors}"
+            f"{behind}; its errors: {dict(reader.errors)} {reader.last_errors}"
         )
 
     def close(self) -> None:

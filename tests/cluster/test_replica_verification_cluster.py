@@ -19,10 +19,10 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.records import build_batch, iter_batches, iter_records
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import wait_for
 
 KAFKAOPS = str(Path(sys.executable).parent / "kafkaops")
 TOPIC = "t"

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.chaos_runner.workload import close_kafka_python_producer
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -51,7 +52,6 @@ from tests.cluster.clients_util import (
     Rec,
     all_bootstraps,
     broker_log_tail,
-    close_kafka_python_producer,
     compare_replica_logs,
     confluent_consume,
     leader_of,

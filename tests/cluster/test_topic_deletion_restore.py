@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicAssignment, TopicPartition
-from tests.cluster.conftest import wait_for
 
 
 def test_partitions_added_while_a_topic_is_deleted_are_reverted(cluster, zk):

@@ -13,11 +13,12 @@ from kazoo.exceptions import NoAuthError
 
 from kafkaops.admin.zk_security import migrate
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.conftest import FAST, wait_for
+from tests.cluster.conftest import FAST
 
 CREDENTIALS = DigestCredentials("kafka", "s3cret:with-colon")
 SECURE_BROKER = {
