@@ -20,7 +20,6 @@ Nothing here prints; the CLI renders Kafka's texts.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -58,6 +57,7 @@ from kafkaops.cluster.common.jvm_text import (
     scala_mutable_hash_order,
     scala_set_order,
 )
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
@@ -75,22 +75,12 @@ UNCLEAN_NEEDS_BOOTSTRAP = (
 )
 
 
-class ElectionType(enum.Enum):
-    """`org.apache.kafka.common.ElectionType`; prints as Kafka's enum name."""
-
-    PREFERRED = "PREFERRED"
-    UNCLEAN = "UNCLEAN"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @staticmethod
-    def parse(text: str) -> ElectionType:
-        """jopt-simple's EnumConverter: case-insensitive. Raises InvalidArgumentError with its text."""
-        for member in ElectionType:
-            if member.value == text.upper():
-                return member
-        raise InvalidArgumentError(f"Cannot parse argument '{text}' of option election-type")
+def parse_election_type(text: str) -> ElectionType:
+    """jopt-simple's EnumConverter: case-insensitive. Raises InvalidArgumentError with its text."""
+    for member in ElectionType:
+        if member.name == text.upper():
+            return member
+    raise InvalidArgumentError(f"Cannot parse argument '{text}' of option election-type")
 
 
 # --- election files ------------------------------------------------------------------------------
@@ -430,7 +420,7 @@ def elect_leaders_via_broker(
     with KafkaClient(bootstrap_server, client_id="kafkaops-leader-election", request_timeout_ms=30000) as client:
         try:
             answers = client.elect_leaders(
-                ELECT_LEADERS_TYPES[election_type], requested, timeout_ms=int(timeout_s * 1000)
+                election_type, requested, timeout_ms=int(timeout_s * 1000)
             )
         except RequestTimedOutError as error:
             raise RequestTimedOutError(TIMEOUT_MESSAGE) from error
@@ -443,5 +433,3 @@ def elect_leaders_via_broker(
     )
 
 
-ELECT_LEADERS_TYPES = {ElectionType.PREFERRED: 0, ElectionType.UNCLEAN: 1}
-"""ElectLeaders' election_type values (Kafka's `ElectionType.value`)."""

@@ -18,6 +18,7 @@ from kafkaops.cli.common import ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors
 from kafkaops.cli.preferred_replica_election import EXACTLY_ONE_CONNECTION, OutputOption, print_result, read_file
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (
@@ -35,13 +36,13 @@ FAILED = "{} replica(s) could not be elected"
 
 def check_args(
     election_type: str | None, topic: str | None, partition: str | None, all_topic_partitions: bool, path: Path | None
-) -> tuple[elections.ElectionType, int | None]:
+) -> tuple[ElectionType, int | None]:
     """jopt-simple's conversions, then Kafka 2.8 `LeaderElectionCommand.validate`, in their order.
 
     --bootstrap-server is not required: --zookeeper (or its default) serves preferred elections.
     Raises InvalidArgumentError with Kafka's texts.
     """
-    kind = None if election_type is None else elections.ElectionType.parse(election_type)
+    kind = None if election_type is None else elections.parse_election_type(election_type)
     number = None if partition is None else elections.parse_partition_option(partition)
     if kind is None:
         raise InvalidArgumentError(MISSING_OPTIONS.format("election-type"))
@@ -159,7 +160,7 @@ def leader_election_command(
     else:
         if admin_config is not None:
             raise InvalidArgumentError("--admin.config configures the admin client of --bootstrap-server")
-        if kind is elections.ElectionType.UNCLEAN:
+        if kind is ElectionType.UNCLEAN:
             raise InvalidArgumentError(elections.UNCLEAN_NEEDS_BOOTSTRAP)
         with zookeeper(zookeeper_connect) as zk:
             result = elections.elect_preferred_via_zookeeper(zk, requested, timeout_s=timeout / 1000)

@@ -16,6 +16,7 @@ from kafkaops.admin import elections
 from kafkaops.cli.common import ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
 from kafkaops.cluster.common.errors import BrokerError, InvalidArgumentError, UsageError
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk.values import TopicPartition
 
 DESCRIPTION = (
@@ -142,7 +143,7 @@ def preferred_replica_election_command(
     if bootstrap_server is not None:
         result = elections.elect_leaders_via_broker(
             bootstrap_server,
-            elections.ElectionType.PREFERRED,
+            ElectionType.PREFERRED,
             requested,
             admin_config=None if admin_config is None else str(admin_config),
         )

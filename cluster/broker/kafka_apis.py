@@ -43,16 +43,13 @@ from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, Partit
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
-from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.protocol.schemas import ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
 
 Body = Mapping[str, Any]
 Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
-
-ELECTION_TYPES = {0: "preferred", 1: "unclean"}
-"""ElectLeaders' election_type (Kafka's `ElectionType`), as the controller names the strategies."""
 
 
 class LocalController(Protocol):
@@ -63,7 +60,7 @@ class LocalController(Protocol):
         """Whether it is the cluster's controller now."""
 
     def elect_leaders(
-        self, election_type: str, partitions: Sequence[TopicPartition] | None, timeout_s: float = ...
+        self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None, timeout_s: float = ...
     ) -> dict[TopicPartition, tuple[int, str | None]]:
         """Kafka's `processReplicaLeaderElection`: per partition (error code, message). Raises TimeoutError
         and NotControllerError."""
@@ -241,14 +238,13 @@ class KafkaApis:
     def _elect_leaders(self, request: ElectLeadersRequest, version: int) -> Response:
         """ElectLeaders: served by the controller (Kafka's `processReplicaLeaderElection`); any other broker
         forwards the request to it, so a tool may ask any broker."""
-        election_type = ELECTION_TYPES.get(request.election_type)
         requested = request.partitions
-        if election_type is None:
+        if request.election_type not in {member.value for member in ElectionType}:
             return responses.elect_leaders_response(requested or [], {}, errors.InvalidRequestError.code)
         timeout_s = max(request.timeout_ms, 0) / 1000
         if self.controller.is_active:
             try:
-                results = self.controller.elect_leaders(election_type, requested, timeout_s)
+                results = self.controller.elect_leaders(ElectionType(request.election_type), requested, timeout_s)
             except TimeoutError:
                 return responses.elect_leaders_response(requested or [], {}, errors.RequestTimedOutError.code)
             return responses.elect_leaders_response(list(results), results, errors.NONE)

@@ -47,7 +47,6 @@ from kafkaops.cluster.controller.channel import (
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.context_loader import initialize_controller_context
 from kafkaops.cluster.controller.controller_zk_client import ControllerZk, ControllerZkClient
-from kafkaops.cluster.controller.elections import ElectionType
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
 from kafkaops.cluster.controller.events import (
     ActiveControllerEvent,
@@ -79,6 +78,7 @@ from kafkaops.cluster.controller.replica_election import ReplicaElectionHandler
 from kafkaops.cluster.controller.replica_state_machine import ReplicaStateMachine
 from kafkaops.cluster.controller.topic_change import TopicChangeHandler
 from kafkaops.cluster.controller.topic_deletion import TopicDeletionManager
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.state_change_log import ControllerLog, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -213,15 +213,14 @@ class KafkaController:
         self.events.close()
 
     def elect_leaders(
-        self, election_type: str, partitions: Sequence[TopicPartition] | None, timeout_s: float = 60.0
+        self, election_type: ElectionType, partitions: Sequence[TopicPartition] | None, timeout_s: float = 60.0
     ) -> dict[TopicPartition, tuple[int, str | None]]:
-        """Kafka's `processReplicaLeaderElection` for an ElectLeaders request ("preferred" or "unclean"):
-        per partition (error code, message), 0 for a new leader (blocks the caller). Raises TimeoutError,
-        NotControllerError, and ValueError for another election type."""
+        """Kafka's `processReplicaLeaderElection` for an ElectLeaders request: per partition (error code,
+        message), 0 for a new leader (blocks the caller). Raises TimeoutError and NotControllerError."""
         result: Future[dict[TopicPartition, tuple[int, str | None]]] = Future()
         self.events.put(
             ReplicaLeaderElection(
-                ElectionType(election_type), tuple(partitions) if partitions is not None else None, result
+                election_type, tuple(partitions) if partitions is not None else None, result
             )
         )
         return result.result(timeout_s)
@@ -480,7 +479,7 @@ class KafkaController:
             event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is no longer the controller"))
             raise
         except Exception as error:  # noqa: BLE001 - the caller must hear of it; the controller goes on
-            log.exception("Leader election (%s) failed", event.election_type.value)
+            log.exception("Leader election (%s) failed", event.election_type.name.lower())
             event.result.set_exception(error)
 
     # --- auto leader rebalance (§5.6) ----------------------------------------------------------------

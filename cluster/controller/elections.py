@@ -14,7 +14,6 @@ without shutting-down ones, minus replicas in offline log dirs (`ControllerConte
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
@@ -30,13 +29,6 @@ from kafkaops.cluster.zk.values import (
 )
 
 # --- strategies ----------------------------------------------------------------------------------
-
-
-class ElectionType(enum.Enum):
-    """Kafka's `ElectionType` of an ElectLeaders request; the value is the name the broker passes."""
-
-    PREFERRED = "preferred"
-    UNCLEAN = "unclean"
 
 
 @dataclass(frozen=True)

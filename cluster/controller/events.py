@@ -12,7 +12,7 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from kafkaops.cluster.controller.elections import ElectionType
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk.values import TopicPartition
 
 # --- controller election and lifecycle (handled whether or not this broker is the controller) -------

@@ -20,12 +20,12 @@ from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import ReplicaElectionZkClient
 from kafkaops.cluster.controller.elections import (
     ElectionStrategy,
-    ElectionType,
     OfflinePartitionLeaderElectionStrategy,
     PreferredReplicaPartitionLeaderElectionStrategy,
 )
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
 from kafkaops.cluster.controller.state_machines import PartitionState
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.controller")

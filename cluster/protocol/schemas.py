@@ -825,6 +825,19 @@ CONTROLLED_SHUTDOWN_RESPONSE = Message(
 )
 
 # --- ElectLeaders (key 43), admin -> any broker -> controller ---------------------------------------------
+
+
+class ElectionType(IntEnum):
+    """`org.apache.kafka.common.ElectionType`: its value is ElectLeaders' `election_type` byte, its text
+    Kafka's enum name (what `kafka-leader-election` prints)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+    def __str__(self) -> str:
+        return self.name
+
+
 # request  v1: adds election_type (0 preferred, 1 unclean; v0 is preferred only).
 # response v1: adds the top-level error_code. v2+ is flexible.
 ELECT_LEADERS_REQUEST = Message(

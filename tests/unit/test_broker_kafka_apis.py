@@ -24,7 +24,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, decode_response, encode_request
 from kafkaops.cluster.protocol.messages import encode_response as encode
-from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey, partition_state_fields
+from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey, ElectionType, partition_state_fields
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -239,7 +239,7 @@ def test_elect_leaders_is_served_by_the_active_local_controller():
     apis, _ = _apis(controller)
     body = {"election_type": 1, "topic_partitions": [{"topic": "t", "partitions": [0, 1]}], "timeout_ms": 2000}
     answer = _call(apis, ApiKey.ELECT_LEADERS, 1, body)
-    assert controller.calls == [("unclean", [TopicPartition("t", 0), TopicPartition("t", 1)], 2.0)]
+    assert controller.calls == [(ElectionType.UNCLEAN, [TopicPartition("t", 0), TopicPartition("t", 1)], 2.0)]
     assert answer is not None and answer["error_code"] == 0
     assert [r["partition_id"] for r in answer["replica_election_results"][0]["partition_result"]] == [0, 1]
     body["election_type"] = 5

@@ -19,7 +19,6 @@ from kafkaops.cluster.common.errors import (
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.context_loader import initialize_controller_context
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.controller.elections import ElectionType
 from kafkaops.cluster.controller.events import (
     AutoPreferredReplicaLeaderElection,
     BrokerChange,
@@ -38,6 +37,7 @@ from kafkaops.cluster.controller.events import (
     ZkPartitionReassignment,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
+from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.zk.client import decode_partition_state
 from kafkaops.cluster.zk.values import (
     NO_LEADER,

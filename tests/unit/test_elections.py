@@ -71,10 +71,10 @@ def test_election_file_is_a_scala_set():
 
 
 def test_options_convert_as_jopt_does():
-    assert elections.ElectionType.parse("Preferred") is elections.ElectionType.PREFERRED
-    assert str(elections.ElectionType.parse("UNCLEAN")) == "UNCLEAN"
+    assert elections.parse_election_type("Preferred") is elections.ElectionType.PREFERRED
+    assert str(elections.parse_election_type("UNCLEAN")) == "UNCLEAN"
     with pytest.raises(InvalidArgumentError, match="^Cannot parse argument 'bogus' of option election-type$"):
-        elections.ElectionType.parse("bogus")
+        elections.parse_election_type("bogus")
     assert elections.parse_partition_option("-3") == -3
     for bad in ("x", "1.0", "2147483648", ""):
         with pytest.raises(InvalidArgumentError, match="^Cannot parse argument '.*' of option partition$"):
