@@ -333,16 +333,6 @@ class ElectLeadersRequest:
             body["timeout_ms"],
         )
 
-    def to_wire(self) -> dict[str, Any]:
-        """The body again, to forward the request to the controller."""
-        return {
-            "election_type": self.election_type,
-            "topic_partitions": None
-            if self.topic_partitions is None
-            else [{"topic": topic, "partitions": list(partitions)} for topic, partitions in self.topic_partitions],
-            "timeout_ms": self.timeout_ms,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class InitProducerIdRequest:
