@@ -81,7 +81,7 @@ def _apis(controller: FakeController | None = None, cache: MetadataCache | None 
         "cluster-id",
         None,  # type: ignore[arg-type] - no handler here reaches ZooKeeper
         manager,  # type: ignore[arg-type]
-        cache or MetadataCache(0),
+        cache or MetadataCache(),
         controller or FakeController(active=False),
         lambda: BROKER_EPOCH,
     )
@@ -196,7 +196,7 @@ def test_leader_and_isr_reaches_the_replica_manager_typed_from_either_form():
 
 
 def test_metadata_comes_from_the_cache():
-    cache = MetadataCache(0)
+    cache = MetadataCache()
     body = {
         "controller_id": 1,
         "controller_epoch": 1,
