@@ -47,7 +47,7 @@ class MetadataCache:
                     topic.pop(index, None)
                     if not topic:
                         self._partitions.pop(name, None)
-                    deleted.append(TopicPartition(name, index))
+                    deleted.append(state.partition)
                     continue
                 self._partitions.setdefault(name, {})[index] = state
         return deleted

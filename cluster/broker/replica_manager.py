@@ -239,7 +239,7 @@ class ReplicaManager:
         partition_errors = []
         trace = self.sink.enabled(Level.TRACE)
         for state in states:
-            tp = TopicPartition(state.topic_name, state.partition_index)
+            tp = state.partition
             if trace:
                 write(self.log.received_leader_and_isr(state, correlation_id, controller_id, controller_epoch))
             try:
