@@ -1,8 +1,7 @@
 """Delayed operations (Kafka's `DelayedOperation` and `DelayedOperationPurgatory`).
 
 A request that cannot be answered yet (a produce with acks=all waiting for the ISR, a fetch waiting for
-`min_bytes`, and the Admin API's waits such as "until the metadata reaches this broker") becomes an
-operation parked in a purgatory:
+`min_bytes`) becomes an operation parked in a purgatory:
 
 * try-complete: the operation says whether it can complete now (`try_complete`) and, if so, completes
   itself with `force_complete`;
@@ -25,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -116,26 +115,6 @@ class DelayedOperation(ABC, Generic[K, T]):
         if self._purgatory is not None:
             self._purgatory.unwatch(self)
         return True
-
-
-class DelayedUntil(DelayedOperation[K, bool]):
-    """The simplest wait: until `condition()` holds, re-checked whenever one of `watch_keys` is checked;
-    its result is whether it held (False: the timeout expired first). For the Admin API's waits, e.g.
-    until a created topic's metadata reaches this broker within the request's timeout_ms."""
-
-    def __init__(self, timeout_ms: int, watch_keys: Iterable[K], condition: Callable[[], bool]) -> None:
-        super().__init__(timeout_ms)
-        self._keys = tuple(watch_keys)
-        self._condition = condition
-
-    def watch_keys(self) -> Iterable[K]:
-        return self._keys
-
-    def try_complete(self, key: K | None) -> bool:
-        return self._condition() and self.force_complete()
-
-    def on_complete(self) -> bool:
-        return not self.expired or self._condition()
 
 
 class DelayedOperationPurgatory(Generic[K]):

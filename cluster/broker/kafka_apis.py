@@ -233,11 +233,13 @@ class KafkaApis:
 
     async def handle_elect_leaders_request(self, header: RequestHeader, body: Body) -> Response:
         request = ElectLeadersRequest.from_wire(body)
-        return await asyncio.get_running_loop().run_in_executor(None, self._elect_leaders, request, header.api_version)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._elect_leaders, request, body, header.api_version
+        )
 
-    def _elect_leaders(self, request: ElectLeadersRequest, version: int) -> Response:
+    def _elect_leaders(self, request: ElectLeadersRequest, body: Body, version: int) -> Response:
         """ElectLeaders: served by the controller (Kafka's `processReplicaLeaderElection`); any other broker
-        forwards the request to it, so a tool may ask any broker."""
+        forwards the request (its `body` as it came, at its `version`) to it, so a tool may ask any broker."""
         requested = request.partitions
         if request.election_type not in {member.value for member in ElectionType}:
             return responses.elect_leaders_response(requested or [], {}, errors.InvalidRequestError.code)
@@ -257,7 +259,7 @@ class KafkaApis:
             endpoint.port,
             ApiKey.ELECT_LEADERS,
             version,
-            request.to_wire(),
+            body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
         )

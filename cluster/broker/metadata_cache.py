@@ -28,20 +28,17 @@ class CachedBroker:
 
 
 class MetadataCache:
-    def __init__(self, broker_id: int) -> None:
-        self.broker_id = broker_id
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._brokers: dict[int, CachedBroker] = {}
         self._partitions: dict[str, dict[int, UpdateMetadataPartitionState]] = {}
         self.controller_id: int | None = None
-        self.controller_epoch = 0
 
     def update(self, request: UpdateMetadataRequest) -> list[TopicPartition]:
         """Apply an UpdateMetadata request; returns the partitions it deleted (leader -2)."""
         deleted: list[TopicPartition] = []
         with self._lock:
             self.controller_id = request.controller_id
-            self.controller_epoch = request.controller_epoch
             self._brokers = {broker.broker_id: broker for broker in request.live_brokers}
             for state in request.partition_states:
                 name, index = state.topic_name, state.partition_index
@@ -50,7 +47,7 @@ class MetadataCache:
                     topic.pop(index, None)
                     if not topic:
                         self._partitions.pop(name, None)
-                    deleted.append(TopicPartition(name, index))
+                    deleted.append(state.partition)
                     continue
                 self._partitions.setdefault(name, {})[index] = state
         return deleted

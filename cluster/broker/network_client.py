@@ -8,6 +8,7 @@ Blocking: call from a thread that may block (an executor thread, the shutdown pa
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from typing import Any
 
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
@@ -19,7 +20,13 @@ from kafkaops.cluster.zk.values import EndPoint
 
 
 def send_request(
-    host: str, port: int, api_key: ApiKey, version: int, body: dict[str, Any], client_id: str, timeout_s: float = 30.0
+    host: str,
+    port: int,
+    api_key: ApiKey,
+    version: int,
+    body: Mapping[str, Any],
+    client_id: str,
+    timeout_s: float = 30.0,
 ) -> dict[str, Any]:
     """One blocking request/response on a fresh connection; returns the response body."""
     with socket.create_connection((host, port), timeout=timeout_s) as sock:

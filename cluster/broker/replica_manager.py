@@ -239,7 +239,7 @@ class ReplicaManager:
         partition_errors = []
         trace = self.sink.enabled(Level.TRACE)
         for state in states:
-            tp = TopicPartition(state.topic_name, state.partition_index)
+            tp = state.partition
             if trace:
                 write(self.log.received_leader_and_isr(state, correlation_id, controller_id, controller_epoch))
             try:
@@ -699,7 +699,7 @@ class ReplicaManager:
         requested: Sequence[FetchPartition] = request.partitions
         if session is not None:
             requested = session.take(requested, request.forgotten, incremental)
-        if replica_id >= 0:
+        if request.is_from_follower:
             self._record_follower_fetches(replica_id, requested)
 
         def read() -> FetchRead:
@@ -707,7 +707,7 @@ class ReplicaManager:
             reading = [p for p in requested if self._may_answer(session, p)] if session and incremental else requested
             return self._read_from_local_log(request, reading)
 
-        fetch = DelayedFetch(request.max_wait_ms, request.min_bytes, replica_id >= 0, requested, read)
+        fetch = DelayedFetch(request.max_wait_ms, request.min_bytes, request.is_from_follower, requested, read)
         self.fetch_purgatory.try_complete_else_watch(fetch)
         answers = await fetch.result()
         if session is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
@@ -249,14 +250,12 @@ class StopReplicaRequest:
 
     @classmethod
     def from_wire(cls, body: Body) -> StopReplicaRequest:
-        partitions = [TopicPartition(p["topic_name"], p["partition_index"]) for p in body["ungrouped_partitions"]]
-        partitions.extend(TopicPartition(t["name"], index) for t in body["topics"] for index in t["partition_indexes"])
         return cls(
             body["controller_id"],
             body["controller_epoch"],
             body["broker_epoch"],
             body["delete_partitions"],
-            tuple(partitions),
+            tuple(TopicPartition(topic, index) for topic, index in flatten_stop_replica_partitions(body)),
         )
 
 
@@ -333,16 +332,6 @@ class ElectLeadersRequest:
             None if requested is None else tuple((t["topic"], tuple(t["partitions"])) for t in requested),
             body["timeout_ms"],
         )
-
-    def to_wire(self) -> dict[str, Any]:
-        """The body again, to forward the request to the controller."""
-        return {
-            "election_type": self.election_type,
-            "topic_partitions": None
-            if self.topic_partitions is None
-            else [{"topic": topic, "partitions": list(partitions)} for topic, partitions in self.topic_partitions],
-            "timeout_ms": self.timeout_ms,
-        }
 
 
 @dataclass(frozen=True, slots=True)

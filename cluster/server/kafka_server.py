@@ -71,7 +71,7 @@ class KafkaServer:
         self._stopped = threading.Event()
         self.zk: KafkaZkClient
         self.state_change_log: StateChangeLogFile
-        self.metadata_cache = MetadataCache(self.broker_id)
+        self.metadata_cache = MetadataCache()
         self.replica_manager: ReplicaManager
         self.log_manager: LogManager
         self.controller: KafkaController

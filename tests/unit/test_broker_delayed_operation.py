@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from kafkaops.cluster.broker.delayed_fetch import DelayedFetch, FetchRead
-from kafkaops.cluster.broker.delayed_operation import DelayedOperation, DelayedOperationPurgatory, DelayedUntil
+from kafkaops.cluster.broker.delayed_operation import DelayedOperation, DelayedOperationPurgatory
 from kafkaops.cluster.broker.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkaops.cluster.broker.requests import FetchPartition
 from kafkaops.cluster.broker.responses import FetchPartitionResult
@@ -170,23 +170,6 @@ def test_shutdown_stops_the_timers():
         purgatory.shutdown()
         await asyncio.sleep(0.05)
         assert not operation.is_completed and operation.expirations == 0
-
-    run(scenario())
-
-
-def test_delayed_until_waits_for_its_condition_or_its_timeout():
-    async def scenario() -> None:
-        purgatory: DelayedOperationPurgatory[str] = DelayedOperationPurgatory("admin")
-        metadata: set[str] = set()
-        arrives = DelayedUntil(100_000, ["orders"], lambda: "orders" in metadata)
-        never = DelayedUntil(10, ["payments"], lambda: "payments" in metadata)
-        assert not purgatory.try_complete_else_watch(arrives)
-        assert not purgatory.try_complete_else_watch(never)
-        assert purgatory.check_and_complete("orders") == 0
-        metadata.add("orders")
-        assert purgatory.check_and_complete("orders") == 1
-        assert await arrives.result() is True
-        assert await never.result() is False
 
     run(scenario())
 

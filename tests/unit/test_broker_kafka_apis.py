@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kafkaops.cluster.broker import kafka_apis
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.requests import (
@@ -26,7 +27,7 @@ from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, de
 from kafkaops.cluster.protocol.messages import encode_response as encode
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey, ElectionType, partition_state_fields
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
-from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.values import EndPoint, TopicPartition
 
 BROKER_EPOCH = 100
 
@@ -80,7 +81,7 @@ def _apis(controller: FakeController | None = None, cache: MetadataCache | None 
         "cluster-id",
         None,  # type: ignore[arg-type] - no handler here reaches ZooKeeper
         manager,  # type: ignore[arg-type]
-        cache or MetadataCache(0),
+        cache or MetadataCache(),
         controller or FakeController(active=False),
         lambda: BROKER_EPOCH,
     )
@@ -195,7 +196,7 @@ def test_leader_and_isr_reaches_the_replica_manager_typed_from_either_form():
 
 
 def test_metadata_comes_from_the_cache():
-    cache = MetadataCache(0)
+    cache = MetadataCache()
     body = {
         "controller_id": 1,
         "controller_epoch": 1,
@@ -248,13 +249,28 @@ def test_elect_leaders_is_served_by_the_active_local_controller():
     assert {r["error_code"] for r in refused["replica_election_results"][0]["partition_result"]} == {42}
 
 
-def test_an_elect_leaders_request_forwarded_keeps_its_body():
+class FakeZk:
+    def get_controller_id(self) -> int:
+        return 1
+
+
+def test_an_elect_leaders_request_forwarded_keeps_its_body(monkeypatch):
+    forwarded: list[tuple[Any, ...]] = []
+
+    def send_request(host, port, api_key, version, body, client_id, timeout_s):  # type: ignore[no-untyped-def]
+        forwarded.append((host, port, api_key, version, body))
+        return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}
+
+    monkeypatch.setattr(kafka_apis, "broker_endpoint", lambda zk, broker_id: EndPoint("PLAINTEXT", "c", broker_id))
+    monkeypatch.setattr(kafka_apis, "send_request", send_request)
+    apis, _ = _apis()
+    apis.zk = FakeZk()  # type: ignore[assignment]
     body = {
         "election_type": 0,
         "topic_partitions": [{"topic": "t", "partitions": [3]}, {"topic": "t", "partitions": [1]}],
     }
-    request = ElectLeadersRequest.from_wire(_decoded(ApiKey.ELECT_LEADERS, 1, {**body, "timeout_ms": 10}))
-    assert request.to_wire() == {**body, "timeout_ms": 10}
+    assert _call(apis, ApiKey.ELECT_LEADERS, 1, {**body, "timeout_ms": 10}) is not None
+    assert forwarded == [("c", 1, ApiKey.ELECT_LEADERS, 1, {**body, "timeout_ms": 10})]
     everything = _decoded(ApiKey.ELECT_LEADERS, 0, {"topic_partitions": None, "timeout_ms": 1})
     assert ElectLeadersRequest.from_wire(everything).partitions is None
 
