@@ -14,12 +14,12 @@ as Kafka prints them); the metadata cache keeps the latter as they came.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
-from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions
+from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions, iter_partition_states
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
@@ -188,17 +188,6 @@ class OffsetForLeaderEpochRequest:
 # --- controller requests ----------------------------------------------------------------------------------
 
 
-def _grouped_states(body: Body) -> Iterator[tuple[str, Body]]:
-    """(topic, state) for every partition state of a LeaderAndIsr or UpdateMetadata request, at any
-    version: listed one by one with their topic (old versions) or grouped by topic."""
-    for state in body["ungrouped_partition_states"]:
-        yield state["topic_name"], state
-    for topic in body["topic_states"]:
-        name = topic["topic_name"]
-        for state in topic["partition_states"]:
-            yield name, state
-
-
 @dataclass(frozen=True, slots=True)
 class LiveLeader:
     broker_id: int
@@ -234,7 +223,7 @@ class LeaderAndIsrRequest:
                     tuple(state["removing_replicas"]),
                     bool(state["is_new"]),
                 )
-                for topic, state in _grouped_states(body)
+                for topic, state in iter_partition_states(body)
             ),
             tuple(LiveLeader(b["broker_id"], b["host_name"], b["port"]) for b in body["live_leaders"]),
         )
@@ -286,7 +275,7 @@ class UpdateMetadataRequest:
                     tuple(state["replicas"]),
                     tuple(state["offline_replicas"]),
                 )
-                for topic, state in _grouped_states(body)
+                for topic, state in iter_partition_states(body)
             ),
         )
 

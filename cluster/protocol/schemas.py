@@ -252,7 +252,7 @@ ElectLeadersResponse v1 (key 43)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from enum import IntEnum
 from typing import Any
 
@@ -926,12 +926,16 @@ in ApiVersions (FindCoordinator optionally, §10)."""
 # encoder writes the one that exists at the version sent (it ignores keys the version lacks).
 
 
-def flatten_partition_states(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every partition state of a LeaderAndIsr or UpdateMetadata request, each with its topic_name."""
-    states = [dict(state) for state in body["ungrouped_partition_states"]]
+def iter_partition_states(body: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(topic, state) for every partition state of a LeaderAndIsr or UpdateMetadata request, at any
+    version: listed one by one with their topic (old versions) or grouped by topic. The states are not
+    copied (a LeaderAndIsr of 100,000 partitions is decoded on the broker's event loop)."""
+    for state in body["ungrouped_partition_states"]:
+        yield state["topic_name"], state
     for topic in body["topic_states"]:
-        states.extend({**state, "topic_name": topic["topic_name"]} for state in topic["partition_states"])
-    return states
+        name = topic["topic_name"]
+        for state in topic["partition_states"]:
+            yield name, state
 
 
 def partition_state_fields(states: Iterable[Mapping[str, Any]]) -> dict[str, list[Any]]:

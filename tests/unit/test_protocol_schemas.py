@@ -20,8 +20,8 @@ from kafkaops.cluster.protocol.schemas import (
     REQUESTS,
     RESPONSES,
     ApiKey,
-    flatten_partition_states,
     flatten_stop_replica_partitions,
+    iter_partition_states,
     partition_state_fields,
     stop_replica_partition_fields,
 )
@@ -594,7 +594,10 @@ def test_partition_states_survive_either_shape(message: Message, version: int) -
         **partition_state_fields(states),
     }
     decoded = message.decode(message.encode(body, version), version)
-    flat = sorted(flatten_partition_states(decoded), key=lambda s: (s["topic_name"], s["partition_index"]))
+    flat = sorted(
+        ({**state, "topic_name": topic} for topic, state in iter_partition_states(decoded)),
+        key=lambda s: (s["topic_name"], s["partition_index"]),
+    )
     assert [(s["topic_name"], s["partition_index"], s["isr"]) for s in flat] == [
         ("a", 0, [1, 2]),
         ("a", 1, [1, 2]),
