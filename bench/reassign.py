@@ -326,8 +326,7 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     layout = plan_layout(args, per_set, open_files)
     t = time.monotonic()
     cluster.up(brokers=len(layout.old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
-    zk = KafkaZkClient(connect)  # `with ... as` would type it as the base ZkClient
-    with zk:
+    with KafkaZkClient(connect) as zk:
         setup = set_up(args, zk, cluster, connect, layout, t)
         raw_s = raw_ceiling(zk, len(layout.partitions))
         plan_file = state / "reassignment.json"

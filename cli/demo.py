@@ -79,8 +79,7 @@ def stop_started(cluster: LocalCluster) -> None:
 
 
 def walk_through(cluster: LocalCluster, env: dict[str, str]) -> None:
-    zk = KafkaZkClient(cluster.zookeeper_connect)  # `with ... as` would type it as the base ZkClient
-    with zk:
+    with KafkaZkClient(cluster.zookeeper_connect) as zk:
         create_topics(env, zk)
         bootstrap = ",".join(b.endpoint.removeprefix("PLAINTEXT://") for b in cluster.status().brokers if b.endpoint)
         produce(env, bootstrap)

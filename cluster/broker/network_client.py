@@ -14,7 +14,6 @@ from typing import Any
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey
-from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import EndPoint
 
@@ -37,7 +36,5 @@ def send_request(
 
 def broker_endpoint(zk: KafkaZkClient, broker_id: int) -> EndPoint | None:
     """The first endpoint a live broker registered, or None if it is not registered."""
-    entry = zk.get(znodes.BrokerIdZNode.path(broker_id))
-    if entry is None:
-        return None
-    return znodes.BrokerIdZNode.decode(broker_id, entry[0]).endpoints[0]
+    registration = zk.get_broker(broker_id)
+    return None if registration is None else registration.endpoints[0]

@@ -180,8 +180,7 @@ class LocalCluster:
         connect = self.zookeeper_connect
         ids = self.broker_ids()
         try:
-            zk = KafkaZkClient(connect, connection_timeout_ms=3000)
-            with zk:
+            with KafkaZkClient(connect, connection_timeout_ms=3000) as zk:
                 registered = {b.broker_id: b for b in zk.get_all_brokers()}
                 found = zk.get_many(znodes.BrokerIdZNode.path(b) for b in registered)
                 epochs = {b: entry[1].czxid for b in registered if (entry := found[znodes.BrokerIdZNode.path(b)])}

@@ -22,7 +22,7 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -164,7 +164,7 @@ class ZkClient:
         self._zk.stop()
         self._zk.close()
 
-    def __enter__(self) -> ZkClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -288,6 +288,11 @@ class KafkaZkClient(ZkClient):
 
     def get_sorted_broker_ids(self) -> list[int]:
         return sorted(int(b) for b in self.get_children(znodes.BrokerIdsZNode.path()) or [] if b.isdigit())
+
+    def get_broker(self, broker_id: int) -> BrokerRegistration | None:
+        """Kafka's `getBroker`: the broker's registration, None if it is not registered."""
+        entry = self.get(znodes.BrokerIdZNode.path(broker_id))
+        return None if entry is None else znodes.BrokerIdZNode.decode(broker_id, entry[0])
 
     def get_all_brokers(self) -> list[BrokerRegistration]:
         """Registered brokers, sorted by id (pipelined reads)."""
