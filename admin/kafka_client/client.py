@@ -205,6 +205,29 @@ class KafkaClient:
             return self._store_metadata(response, wanted)
         raise NetworkExceptionError("No broker answered a Metadata request: " + "; ".join(errors))
 
+    # -- any API --
+
+    def broker_request(
+        self, broker_id: int, api_key: ApiKey, body: Mapping[str, Any], extra_timeout_ms: int = 0
+    ) -> tuple[int, dict[str, Any]]:
+        """One request to one broker at the highest version both sides speak: (that version, the answer).
+        The body is version-independent (schema.py: keys a version lacks are ignored, defaults fill in).
+        Raises NotSent, NetworkExceptionError, RequestTimedOutError or UnsupportedVersionError."""
+        connection = self._broker_connection(broker_id)
+        version = connection.version(api_key)
+        return version, connection.request(api_key, version, body, self._timeout_s(extra_timeout_ms))
+
+    def controller_request(
+        self, api_key: ApiKey, body: Mapping[str, Any], extra_timeout_ms: int = 0
+    ) -> tuple[int, dict[str, Any]]:
+        """As `broker_request`, to the controller the metadata names (any broker if it names none, as
+        Kafka's admin client does for APIs a broker forwards)."""
+        return self.broker_request(self._controller_or_any(self.metadata([])), api_key, body, extra_timeout_ms)
+
+    @staticmethod
+    def _controller_or_any(cluster: ClusterMetadata) -> int:
+        return cluster.controller_id if cluster.controller_id in cluster.brokers else next(iter(cluster.brokers))
+
     # -- elections --
 
     def elect_leaders(
@@ -224,8 +247,7 @@ class KafkaClient:
             ],
             "timeout_ms": timeout_ms,
         }
-        broker_id = cluster.controller_id if cluster.controller_id in cluster.brokers else next(iter(cluster.brokers))
-        connection = self._broker_connection(broker_id)
+        connection = self._broker_connection(self._controller_or_any(cluster))
         version = connection.version(ApiKey.ELECT_LEADERS)
         if election_type != 0 and version < 1:
             raise UnsupportedVersionError("The broker only speaks ElectLeaders v0: preferred elections only")
