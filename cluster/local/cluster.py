@@ -24,8 +24,8 @@ import yaml
 
 from kafkaops.cluster.common.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
-from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
-from kafkaops.cluster.server.kafka_server import SIGNAL_STOP_UNCONTROLLED
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port, zookeeper_answers
+from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicAssignment, TopicPartition
@@ -279,6 +279,27 @@ class LocalCluster:
         return sorted(running)
 
     # --- observation -------------------------------------------------------------------------
+
+    def running_zookeeper(self) -> str | None:
+        """The connect string of this state dir's ZooKeeper if it answers: the cluster's (cluster.yaml), else the
+        one `cluster zookeeper start` runs here (or the default port's); None if nothing answers."""
+        if self.config_file.exists():
+            connect = str(self.load().get("zookeeper.connect") or "")
+        else:
+            connect = LocalZooKeeper.from_state_dir(self.state_dir).connect_string
+        return connect if connect and zookeeper_answers(connect) else None
+
+    def running_bootstrap_servers(self) -> str | None:
+        """`host:port,...` of the brokers of this state dir whose process runs (their configured listeners)."""
+        addresses = []
+        for broker_id in self.broker_ids():
+            if self.broker_pid(broker_id) is None:
+                continue
+            config = yaml.safe_load((self.broker_dir(broker_id) / "broker.yaml").read_text()) or {}
+            listener = str(config.get("listeners", "")).split(",")[0]
+            if "://" in listener:
+                addresses.append(listener.split("://", 1)[1])
+        return ",".join(addresses) or None
 
     def broker_pid(self, broker_id: int) -> int | None:
         return processes.read_pid(self.broker_dir(broker_id) / "broker.pid")

@@ -15,7 +15,8 @@ import threading
 
 from kafkaops.cluster.broker.config import load_broker_config
 from kafkaops.cluster.common.errors import KafkaOpsError
-from kafkaops.cluster.server.kafka_server import SIGNAL_STOP_UNCONTROLLED, KafkaServer
+from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
+from kafkaops.cluster.server.kafka_server import KafkaServer
 
 
 def main(argv: list[str] | None = None) -> int:

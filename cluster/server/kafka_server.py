@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -49,9 +48,6 @@ from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint, TopicPartit
 
 # The broker's logger: server.out has always named these lines "kafkaops.broker".
 log = logging.getLogger("kafkaops.broker")
-
-SIGNAL_STOP_UNCONTROLLED = signal.SIGUSR1
-"""Stop a broker process cleanly without a controlled shutdown (see `__main__`): the whole cluster is going."""
 
 T = TypeVar("T")
 
