@@ -119,13 +119,20 @@ def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
 @kafka_errors()
 def cluster_up(
     state: StateDir = None,
-    brokers: Annotated[int, typer.Option("--brokers", min=1, help="How many brokers.")] = 3,
+    brokers: Annotated[
+        int,
+        typer.Option(
+            "--brokers",
+            min=1,
+            help="How many brokers a new cluster gets (an existing one restarts the brokers it holds: grow it with add-broker).",
+        ),
+    ] = 3,
     zookeeper_connect: Annotated[
         str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
     ] = None,
     output: Output = OutputFormat.text,
 ) -> None:
-    """Start ZooKeeper (unless --zookeeper) and N brokers; return once a controller is elected."""
+    """Start ZooKeeper (unless --zookeeper) and the brokers; return once a controller is elected."""
     status = LocalCluster(state_dir(state)).up(brokers=brokers, zookeeper_connect=zookeeper_connect)
     _print_status(status, output)
 

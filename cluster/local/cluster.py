@@ -124,8 +124,9 @@ class LocalCluster:
         racks: Mapping[int, str] | None = None,
         timeout_s: float = 60.0,
     ) -> ClusterStatus:
-        """Start ZooKeeper (unless given) and the brokers: ids 0..`brokers`-1 and every other broker the state
-        dir holds (added ones); wait until a controller is elected and every one is registered."""
+        """Start ZooKeeper (unless given) and the brokers: those the state dir holds (added ones included,
+        removed ones not), or ids 0..`brokers`-1 for a new cluster; wait until a controller is elected and
+        every one is registered."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.config_file.exists():
             existing = self.load()
@@ -137,7 +138,7 @@ class LocalCluster:
                 zookeeper.port = free_port()
             zookeeper.start()
             zookeeper_connect = zookeeper.connect_string
-        ids = sorted(set(range(brokers)) | set(self.broker_ids()))
+        ids = self.broker_ids() or list(range(brokers))
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
         self._save(zookeeper_connect, broker_overrides)
