@@ -89,8 +89,10 @@ def no_local_cluster(state: Path, flag: str) -> UserError:
     """The answer, at once, of a tool that has nothing to connect to: which state dir it looked at, and what
     to do. One text for every tool."""
     local = LocalCluster(state)
-    if local.exists():
+    if local.exists() and flag == "--zookeeper":
         found = f"the local cluster in {state} is not running (its ZooKeeper {local.zookeeper_connect} does not answer)"
+    elif local.exists():
+        found = f"no broker of the local cluster in {state} is running"
     else:
         found = f"there is no local cluster in {state}"
     return UserError(f"No {flag} given and {found}: start one with {_start_hint(state)}, or pass {flag} <host:port>")

@@ -120,6 +120,11 @@ def test_the_resolver_order(clean_env, zk_connect, tmp_path, monkeypatch):
     assert resolve_bootstrap_server(None) == "127.0.0.1:9001"
     with pytest.raises(UserError, match="No --bootstrap-server given and there is no local cluster in "):
         resolve_bootstrap_server(None, tmp_path / "none")
+    (state / "brokers" / "0" / "broker.pid").unlink()
+    with pytest.raises(
+        UserError, match=f"No --bootstrap-server given and no broker of the local cluster in {state} is "
+    ):
+        resolve_bootstrap_server(None, state)
 
 
 def test_broker_tools_use_the_state_dirs_brokers_or_keep_kafkas_message(run_cli, tmp_path):
