@@ -181,11 +181,14 @@ class LocalCluster:
         try:
             with KafkaZkClient(connect, connection_timeout_ms=3000) as zk:
                 assignments = zk.get_topic_assignments(zk.get_all_topics())
+                pending = zk.get(znodes.ReassignPartitionsZNode.path())
+            # a reassignment written but not yet taken up by the controller may still move replicas onto it
+            targets = znodes.ReassignPartitionsZNode.decode(pending[0]) if pending is not None else {}
         except KafkaOpsError as error:
             raise UserError(
                 f"Cannot tell whether broker {broker_id} still holds replicas: ZooKeeper {connect}: {error}"
             ) from None
-        held = replicas_held(broker_id, assignments)
+        held = sorted(set(replicas_held(broker_id, assignments)) | {tp for tp, r in targets.items() if broker_id in r})
         if held:
             shown = ",".join(str(tp) for tp in held[:10]) + (",..." if len(held) > 10 else "")
             raise UserError(
