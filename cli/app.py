@@ -11,6 +11,7 @@ from kafkaops.cli import (
     cluster,
     configs,
     console,
+    dump_log,
     leader_election,
     preferred_replica_election,
     reassign_partitions,
@@ -58,6 +59,7 @@ app.command("console-consumer", context_settings={"allow_extra_args": True})(con
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
+app.command("dump-log")(dump_log.dump_log_command)
 app.add_typer(cluster.app, name="cluster")
 
 
