@@ -12,6 +12,7 @@ from kafkaops.cli import (
     configs,
     console,
     dump_log,
+    get_offsets,
     leader_election,
     preferred_replica_election,
     reassign_partitions,
@@ -60,6 +61,7 @@ app.command("producer-perf-test", context_settings={"allow_extra_args": True})(c
 app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
 app.command("dump-log")(dump_log.dump_log_command)
+app.command("get-offsets")(get_offsets.get_offsets_command)
 app.add_typer(cluster.app, name="cluster")
 
 
