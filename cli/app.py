@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.cli import (
+    broker_api_versions,
     cluster,
     configs,
     console,
@@ -62,6 +63,7 @@ app.command("replica-verification")(replica_verification.replica_verification_co
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
 app.command("dump-log")(dump_log.dump_log_command)
 app.command("get-offsets")(get_offsets.get_offsets_command)
+app.command("broker-api-versions")(broker_api_versions.broker_api_versions_command)
 app.add_typer(cluster.app, name="cluster")
 
 
