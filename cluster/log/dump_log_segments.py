@@ -420,8 +420,10 @@ def dump_index(path: str, options: DumpOptions, errors: DumpErrors) -> Iterator[
         offset = base_offset + relative
         if offset == base_offset and i > 0:
             return  # the zeroed tail of a preallocated index left by a crash
-        first = next(iter(file_batches(log_data, log_path, position, options.max_message_size)), None)
-        if position < 0 or first is None:
+        first = None
+        if position >= 0:
+            first = next(iter(file_batches(log_data, log_path, position, options.max_message_size)), None)
+        if first is None:
             raise CorruptIndexError(
                 f"Index {_absolute(path)} maps offset {offset} to position {position}, where {log_path} has no "
                 f"batch of at most {options.max_message_size} bytes (--max-message-size)"

@@ -51,7 +51,7 @@ def kafka_python_versions(bootstrap: str, broker_id: int) -> dict[int, tuple[int
         admin.close()
 
 
-def test_broker_api_versions_against_brokers(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_broker_api_versions_against_brokers(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
     local = cluster(brokers=2, racks={0: "rack-a"})
     endpoints = {b.broker_id: b.endpoint.removeprefix("PLAINTEXT://") for b in local.status().brokers}
     result = broker_api_versions("--bootstrap-server", endpoints[1])
@@ -72,6 +72,12 @@ def test_broker_api_versions_against_brokers(cluster) -> None:  # type: ignore[n
                 ours = SUPPORTED_VERSIONS.get(int(m["key"]))  # type: ignore[call-overload]
                 assert int(m["usable"]) == min(ours[1], int(m["high"] or m["low"]))
         assert "\tProduce(0): " in "\n".join(lines)
+
+    # a client properties file as Kafka's tools take it: the same answer
+    config = tmp_path / "admin.properties"
+    config.write_text("# plain\nsecurity.protocol=PLAINTEXT\nrequest.timeout.ms = 5000\nclient.id=ops\n")
+    configured = broker_api_versions("--bootstrap-server", endpoints[1], "--command-config", str(config))
+    assert (configured.returncode, configured.stdout) == (0, result.stdout)
 
     local.stop_broker(0)
     wait_for(lambda: len(blocks(broker_api_versions("--bootstrap-server", endpoints[1]).stdout)) == 1, timeout_s=30)
