@@ -20,9 +20,9 @@ message where it has one. Differences, deliberate:
 
 * A name without a dot (`leader-epoch-checkpoint`) is an unknown file; Kafka 2.8 dies on it
   (StringIndexOutOfBoundsException).
-* Records of a snappy, lz4 or zstd batch cannot be read here (the codec reads none and gzip): deep
-  iteration prints the batch line and warns instead of the records; the time index check uses the batch's
-  max timestamp for such a batch.
+* Records of a zstd batch cannot be read here (no zstd decoder): deep iteration prints the batch line and
+  warns instead of the records; the time index check uses the batch's max timestamp for such a batch.
+  Snappy and lz4 are decompressed in pure Python (slow on big segments).
 * Magic 0 and 1 batches (message formats before Kafka 0.11) are refused as corrupt.
 * Keys and values print as UTF-8 text (Kafka's default StringDecoder); other decoders are the CLI's to refuse.
 """
@@ -30,6 +30,7 @@ message where it has one. Differences, deliberate:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import mmap
 import os
 import struct
@@ -46,6 +47,7 @@ from kafkaops.cluster.common.errors import (
     UnsupportedCompressionTypeError,
 )
 from kafkaops.cluster.common.jvm_text import java_parse_long
+from kafkaops.cluster.protocol.compression import lz4_decompress, snappy_decompress
 from kafkaops.cluster.protocol.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -74,6 +76,11 @@ _OFFSET_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_MARKER = struct.Struct(">hi")
+_COMPRESSION_MASK = 0x07
+_DECOMPRESSORS: dict[int, Callable[[bytes | memoryview], bytes]] = {
+    Compression.SNAPPY: snappy_decompress,
+    Compression.LZ4: lz4_decompress,
+}
 _CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "QUORUM_REASSIGNMENT", 3: "LEADER_CHANGE"}
 
 # <base>.snapshot: version INT16 (1) | crc UINT32 (CRC-32C of what follows) | count INT32 | entries
@@ -251,9 +258,18 @@ def file_batches(data: bytes | mmap.mmap, path: str, start: int = 0, size: int |
 
 
 def _batch_records(batch: FileBatch) -> list[Record] | None:
-    """The batch's records, or None when its codec is one this codec cannot decompress."""
+    """The batch's records, or None when its codec is one this codec cannot decompress (zstd).
+
+    Snappy and lz4 bodies are decompressed here (`protocol.compression`) and read as the uncompressed
+    batch they stand for: the record codec itself reads none and gzip only."""
+    header, data = batch.header, batch.data
+    decompress = _DECOMPRESSORS.get(header.compression)
+    if decompress is not None:
+        body = decompress(data[HEADER_SIZE:])
+        header = dataclasses.replace(header, attributes=header.attributes & ~_COMPRESSION_MASK)
+        data = memoryview(bytes(data[:HEADER_SIZE]) + body)
     try:
-        return list(iter_records(Batch(batch.header, batch.data)))
+        return list(iter_records(Batch(header, data)))
     except UnsupportedCompressionTypeError:
         return None
 

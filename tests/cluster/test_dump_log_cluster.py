@@ -1,6 +1,6 @@
 """`kafkaops dump-log` over segments a real broker process wrote for real clients: kafka-python's idempotent
-producer (gzip, keys, headers) and confluent-kafka (lz4, whose records this codec cannot read): every record
-comes back in the lines, the indexes agree with the log, the sanity checks pass."""
+producer (gzip, keys, headers) and confluent-kafka (snappy, lz4; zstd, whose records cannot be read here):
+every record comes back in the lines, the indexes agree with the log, the sanity checks pass."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ RECORD_LINE = re.compile(
     r"CreateTime: \d+ baseOffset: \d+ lastOffset: \d+ baseSequence: (?P<base_sequence>-?\d+) "
     r"lastSequence: -?\d+ producerEpoch: -?\d+ partitionLeaderEpoch: 0 batchSize: \d+ magic: 2 "
     r"compressType: (?P<codec>\w+) position: \d+ sequence: (?P<sequence>-?\d+) headerKeys: \[(?P<headers>[^\]]*)\]"
-    r" key: (?P<key>\S+) payload: (?P<value>\S+)$"
+    r"(?: key: (?P<key>\S+))? payload: (?P<value>\S+)$"
 )
 BATCH_LINE = re.compile(
     r"baseOffset: \d+ lastOffset: \d+ count: \d+ baseSequence: -?\d+ lastSequence: -?\d+ producerId: -?\d+ "
@@ -50,8 +50,11 @@ def test_dump_log_reads_what_the_broker_wrote(cluster, zk) -> None:  # type: ign
     kafka_python_produce(bootstrap, "d", gzipped, codec="gzip", linger_ms=20, batch_size=1500).raise_errors(
         "kafka-python"
     )
-    lz4 = [Rec(0, None, f"lz4-{i}".encode()) for i in range(50)]
-    confluent_produce(bootstrap, "d", lz4, codec="lz4").raise_errors("confluent")
+    compressed = {codec: make_records(0, 100, codec, value_bytes=150) for codec in ("snappy", "lz4")}
+    for codec, records in compressed.items():
+        confluent_produce(bootstrap, "d", records, codec=codec).raise_errors(f"confluent {codec}")
+    zstd = [Rec(0, None, f"zstd-{i}".encode()) for i in range(20)]
+    confluent_produce(bootstrap, "d", zstd, codec="zstd").raise_errors("confluent zstd")
 
     directory = log_dir(local, 0, "d", 0)
     segment, index, time_index = (
@@ -64,18 +67,17 @@ def test_dump_log_reads_what_the_broker_wrote(cluster, zk) -> None:  # type: ign
 
     batches = [BATCH_LINE.match(line) for line in lines if line.startswith("baseOffset: ")]
     assert all(batches), [line for line in lines if line.startswith("baseOffset: ") and not BATCH_LINE.match(line)]
-    assert {m["codec"] for m in batches if m} == {"gzip", "lz4"}
+    assert {m["codec"] for m in batches if m} == {"gzip", "snappy", "lz4", "zstd"}
     records = [RECORD_LINE.match(line) for line in lines if line.startswith("| ")]
     assert all(records), next(line for line in lines if line.startswith("| ") and not RECORD_LINE.match(line))
     got = [(m["key"], m["value"], m["headers"], m["sequence"]) for m in records if m]
-    assert got == [
-        (r.key.decode(), r.value.decode(), "n,tag", str(i)) for i, r in enumerate(gzipped) if r.key and r.value
-    ]
-    assert [int(m["offset"]) for m in records if m] == list(range(200))
-    # the lz4 batches' records cannot be read here: one warning per batch, no finding
-    lz4_batches = sum(1 for m in batches if m and m["codec"] == "lz4")
+    sent = [(r, str(i)) for i, r in enumerate(gzipped)] + [(r, "-1") for c in compressed.values() for r in c]
+    assert got == [(r.key.decode(), r.value.decode(), "n,tag", seq) for r, seq in sent if r.key and r.value]
+    assert [int(m["offset"]) for m in records if m] == list(range(400))
+    # snappy and lz4 (librdkafka's framings) decompress here; zstd does not: one warning per batch, no finding
+    zstd_batches = sum(1 for m in batches if m and m["codec"] == "zstd")
     warnings = result.stderr.splitlines()
-    assert len(warnings) == lz4_batches and all("lz4 is not supported" in w for w in warnings)
+    assert len(warnings) == zstd_batches and all("zstd is not supported" in w for w in warnings)
 
     index_lines = lines[lines.index(f"Dumping {index}") + 1 : lines.index(f"Dumping {time_index}")]
     assert len(index_lines) >= 5 and all(re.fullmatch(r"offset: \d+ position: \d+", line) for line in index_lines)
