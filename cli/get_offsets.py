@@ -8,7 +8,8 @@ stderr.
 
 Beyond Kafka 3.0 (as later Kafka): `--time` also takes `latest`, `earliest` and `max-timestamp`; -3 /
 max-timestamp needs ListOffsets v7 (Kafka 3.0+ brokers) and is refused with a message where it is not
-spoken. Differences: no broker answering ends the command at once (Kafka's consumer waits 60 s), and
+spoken; without --bootstrap-server / --broker-list, the running brokers of the local cluster (`--state-dir`).
+Differences: no broker answering ends the command at once (Kafka's consumer waits 60 s), and
 `--command-config` may not ask for TLS or SASL (this client speaks PLAINTEXT).
 """
 
@@ -23,6 +24,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import get_offsets as go
 from kafkaops.admin.kafka_client.client_config import client_from_properties, load_command_config
+from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import fail
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError, UsageError
 
@@ -124,12 +126,14 @@ def get_offsets_command(
             help="By default, internal topics are included. If specified, internal topics are excluded.",
         ),
     ] = False,
+    state: StateDirOption = None,
 ) -> None:
     """An interactive shell for getting topic-partition offsets."""
     try:
         if all(ctx.get_parameter_source(name) in (ParameterSource.DEFAULT, None) for name in ctx.params):
             raise UsageError(DESCRIPTION)
         servers = bootstrap_server if bootstrap_server is not None else broker_list
+        servers = servers or optional_bootstrap_server(state)
         if servers is None:
             raise KafkaOpsError("Missing required option(s) [bootstrap-server]")
         if not _valid_servers(servers):

@@ -13,6 +13,12 @@ from kafkaops.cluster.common.errors import InvalidArgumentError, NumberFormatErr
 from kafkaops.cluster.zk.values import TopicPartition
 
 
+@pytest.fixture(autouse=True)
+def no_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Without a broker flag the tools use the local cluster's brokers: this test's state dir has none."""
+    monkeypatch.setenv("KAFKAOPS_STATE_DIR", str(tmp_path / "state"))
+
+
 def patterns(text: str, exclude_internal: bool = False) -> go.TopicPartitionFilter:
     return go.filter_from_patterns(text, exclude_internal)
 
@@ -147,6 +153,9 @@ def test_command_texts_before_connecting() -> None:
     )
     rule = run("--broker-list", "127.0.0.1:1", "--topic-partitions", "t:x")
     assert (rule.exit_code, rule.stdout) == (1, "Error occurred: Invalid rule specification: t:x\n")
+    nowhere = run("--topic", "t", "--state-dir", "/nonexistent/kafkaops-state")
+    assert nowhere.exit_code == 1
+    assert nowhere.stdout.startswith("Error occurred: No --bootstrap-server given and there is no local cluster in")
     down = run("--bootstrap-server", "127.0.0.1:1")
     assert down.exit_code == 1 and down.stdout.startswith("Error occurred: No broker answered a Metadata request")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from kafkaops.admin.kafka_client.node_api_versions import (
@@ -11,6 +12,13 @@ from kafkaops.admin.kafka_client.node_api_versions import (
     node_text,
 )
 from kafkaops.cli.app import app
+
+
+@pytest.fixture(autouse=True)
+def no_local_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Without a broker flag the tools use the local cluster's brokers: this test's state dir has none."""
+    monkeypatch.setenv("KAFKAOPS_STATE_DIR", str(tmp_path / "state"))
+
 
 OURS = {0: (3, 8), 1: (4, 12), 3: (1, 9), 18: (0, 2), 43: (0, 2)}
 
