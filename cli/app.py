@@ -8,9 +8,12 @@ from typing import Annotated
 import typer
 
 from kafkaops.cli import (
+    broker_api_versions,
     cluster,
     configs,
     console,
+    dump_log,
+    get_offsets,
     leader_election,
     preferred_replica_election,
     reassign_partitions,
@@ -58,6 +61,9 @@ app.command("console-consumer", context_settings={"allow_extra_args": True})(con
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
+app.command("dump-log")(dump_log.dump_log_command)
+app.command("get-offsets")(get_offsets.get_offsets_command)
+app.command("broker-api-versions")(broker_api_versions.broker_api_versions_command)
 app.add_typer(cluster.app, name="cluster")
 
 
