@@ -11,7 +11,9 @@ from kafkaops.cli import (
     cluster,
     configs,
     console,
+    delete_records,
     leader_election,
+    log_dirs,
     preferred_replica_election,
     reassign_partitions,
     replica_verification,
@@ -57,6 +59,8 @@ app.command("console-producer", context_settings={"allow_extra_args": True})(con
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
+app.command("log-dirs")(log_dirs.log_dirs_command)
+app.command("delete-records")(delete_records.delete_records_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
 app.add_typer(cluster.app, name="cluster")
 

@@ -77,12 +77,9 @@ from kafkaops.cluster.state_change_log import (
     StopReplicaPartitionState,
 )
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from kafkaops.cluster.zk.values import INTERNAL_TOPICS, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 log = logging.getLogger("kafkaops.broker.replica_manager")
-
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-"""Kafka's `Topic.isInternal`: DeleteRecords refuses them."""
 
 
 NONE = errors.NONE

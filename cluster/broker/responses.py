@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.broker.replica_alter_log_dirs import LogDirDescription
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
@@ -316,4 +317,64 @@ def metadata_response(
         "cluster_id": cluster_id,
         "controller_id": controller_id if controller_id is not None else -1,
         "topics": topic_entries,
+    }
+
+
+# --- DeleteRecords, AlterReplicaLogDirs, DescribeLogDirs ---------------------------------------------------
+
+
+def delete_records_response(results: Mapping[TopicPartition, tuple[int, int]]) -> Body:
+    """Per partition (error code, low watermark), grouped by topic in order of first appearance."""
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results,
+                (
+                    {"partition_index": tp.partition, "low_watermark": lw, "error_code": code}
+                    for tp, (code, lw) in results.items()
+                ),
+            ).items()
+        ],
+    }
+
+
+def alter_replica_log_dirs_response(results: Mapping[TopicPartition, int]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {"topic_name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results, ({"partition_index": tp.partition, "error_code": code} for tp, code in results.items())
+            ).items()
+        ],
+    }
+
+
+def describe_log_dirs_response(descriptions: Iterable[LogDirDescription]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "error_code": description.error_code,
+                "log_dir": description.log_dir,
+                "topics": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {
+                                "partition_index": replica.partition,
+                                "partition_size": replica.size,
+                                "offset_lag": replica.offset_lag,
+                                "is_future_key": replica.is_future,
+                            }
+                            for replica in replicas
+                        ],
+                    }
+                    for topic, replicas in description.topics.items()
+                ],
+            }
+            for description in descriptions
+        ],
     }
