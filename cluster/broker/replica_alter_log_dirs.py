@@ -26,11 +26,11 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Mapping, Set
-from dataclasses import dataclass
 from pathlib import Path
 
 from kafkaops.cluster.broker.partition import Partition, append_as_follower
 from kafkaops.cluster.broker.replica_fetcher import truncation_offset
+from kafkaops.cluster.broker.responses import LogDirDescription, ReplicaDescription
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError, LogError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, LogManager
@@ -45,26 +45,6 @@ MAX_BYTES_PER_STEP = 1 << 20
 IDLE_BACKOFF_S = 0.05
 """How long the mover waits when no partition had anything to copy (their current logs are idle, but a
 producer may append any moment)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaDescription:
-    """One log in a DescribeLogDirs answer (Kafka's `DescribeLogDirsPartition`)."""
-
-    partition: int
-    size: int
-    offset_lag: int
-    is_future: bool
-
-
-@dataclass(frozen=True, slots=True)
-class LogDirDescription:
-    """One log dir in a DescribeLogDirs answer: its logs by topic (a topic whose logs were not asked for
-    has an empty list, as Kafka answers)."""
-
-    log_dir: str
-    error_code: int
-    topics: dict[str, list[ReplicaDescription]]
 
 
 class Step(enum.Enum):

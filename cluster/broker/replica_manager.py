@@ -44,7 +44,7 @@ from kafkaops.cluster.broker.delayed_produce import DelayedProduce, ProduceParti
 from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
-from kafkaops.cluster.broker.replica_alter_log_dirs import LogDirDescription, ReplicaAlterLogDirsManager
+from kafkaops.cluster.broker.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from kafkaops.cluster.broker.replica_fetcher import ReplicaFetcher
 from kafkaops.cluster.broker.requests import (
     FetchPartition,
@@ -61,6 +61,7 @@ from kafkaops.cluster.broker.responses import (
     FetchPartitionResult,
     FetchResult,
     ListOffsetsPartitionResult,
+    LogDirDescription,
     PartitionErrors,
     ProducePartitionResult,
 )

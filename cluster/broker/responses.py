@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
-from kafkaops.cluster.broker.replica_alter_log_dirs import LogDirDescription
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
@@ -350,6 +349,26 @@ def alter_replica_log_dirs_response(results: Mapping[TopicPartition, int]) -> Bo
             ).items()
         ],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaDescription:
+    """One log in a DescribeLogDirs answer (Kafka's `DescribeLogDirsPartition`)."""
+
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirDescription:
+    """One log dir in a DescribeLogDirs answer: its logs by topic (a topic whose logs were not asked for
+    has an empty list, as Kafka answers)."""
+
+    log_dir: str
+    error_code: int
+    topics: dict[str, list[ReplicaDescription]]
 
 
 def describe_log_dirs_response(descriptions: Iterable[LogDirDescription]) -> Body:
