@@ -127,7 +127,7 @@ def test_replicas_move_between_log_dirs_under_an_acks_all_producer(two_dir_clust
 
     background = Background(produce)
     with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
-        wait_for(lambda: len(acked) > 500, timeout_s=60)
+        wait_for(lambda: len(acked) > 5000, timeout_s=120)  # about 1 MB, 16 segments, to copy while more comes
         before = replica_dirs(client, "mv", 0, [0, 1, 2])
         targets = {}
         for broker_id, info in before.items():
@@ -268,12 +268,16 @@ def test_delete_records_moves_the_log_start_offset_on_every_replica(two_dir_clus
     _produce(bootstrap, "dr", 0, 100)
     _produce(bootstrap, "dr", 1, 10)
     leader = leader_of(zk, "dr", 0)
+    # inside a segment, so that the checkpoint must hold it (a segment's base offset implies itself)
+    bases = _segment_bases(local, leader, "dr", 0)
+    start = bases[len(bases) // 2] + 1
+    assert 20 < start < 80 and start not in bases
     offsets = local.state_dir / "offsets.json"
     offsets.write_text(
         json.dumps(
             {
                 "partitions": [
-                    {"topic": "dr", "partition": 0, "offset": 40},
+                    {"topic": "dr", "partition": 0, "offset": start},
                     {"topic": "dr", "partition": 1, "offset": -1},
                     {"topic": "dr", "partition": 2, "offset": 1},
                     {"topic": "nope", "partition": 0, "offset": 1},
@@ -288,7 +292,7 @@ def test_delete_records_moves_the_log_start_offset_on_every_replica(two_dir_clus
     assert lines[:2] == ["Executing records delete operation", "Records delete operation completed:"]
     assert sorted(lines[2:]) == sorted(
         [
-            "partition: dr-0\tlow_watermark: 40",
+            f"partition: dr-0\tlow_watermark: {start}",
             "partition: dr-1\tlow_watermark: 10",
             "partition: dr-2\terror: org.apache.kafka.common.errors.LeaderNotAvailableException: "
             "There is no leader for this topic-partition as we are in the middle of a leadership election.",
@@ -308,38 +312,38 @@ def test_delete_records_moves_the_log_start_offset_on_every_replica(two_dir_clus
         for broker_id in (0, 1, 2):
             # the answer came once every replica had moved its log start offset: no waiting here
             with pytest.raises(OffsetOutOfRangeError):
-                client.fetch_from_broker(broker_id, "dr", 0, 39)
-            assert client.fetch_from_broker(broker_id, "dr", 0, 40).records[0].offset == 40
-            assert len(replica_values(client, broker_id, "dr", 0, 40)) == 60
+                client.fetch_from_broker(broker_id, "dr", 0, start - 1)
+            assert client.fetch_from_broker(broker_id, "dr", 0, start).records[0].offset == start
+            assert len(replica_values(client, broker_id, "dr", 0, start)) == 100 - start
             # segments wholly below the log start offset go (at once on the leader, at retention on followers)
             wait_for(
-                lambda b=broker_id: _segment_bases(local, b, "dr", 0)[0] <= 40 < _segment_bases(local, b, "dr", 0)[1],
+                lambda b=broker_id: _segment_bases(local, b, "dr", 0)[0] < start < _segment_bases(local, b, "dr", 0)[1],
                 timeout_s=20,
             )
             assert _segment_bases(local, broker_id, "dr", 0)[0] > 0
-    assert _log_start_offsets(local, leader)[("dr", 0)] == 40
+    assert _log_start_offsets(local, leader)[("dr", 0)] == start
 
     # a restart: the leader goes (controlled shutdown), its checkpoint brings the log start offset back
     local.stop_broker(leader)
     wait_for(lambda: leader_of(zk, "dr", 0) not in (leader, -1), timeout_s=30)
-    consumed = confluent_consume(bootstrap, "dr", [0], expect={0: 60})
-    assert [r.offset for r in consumed][:1] == [40] and len(consumed) == 60
+    consumed = confluent_consume(bootstrap, "dr", [0], expect={0: 100 - start})
+    assert [r.offset for r in consumed][:1] == [start] and len(consumed) == 100 - start
     local.start_broker(leader)
     wait_partitions(zk, "dr", 2, isr_size=3, timeout_s=60)
-    assert _log_start_offsets(local, leader)[("dr", 0)] == 40
+    assert _log_start_offsets(local, leader)[("dr", 0)] == start
     with KafkaClient(bootstrap, request_timeout_ms=15000) as client, pytest.raises(OffsetOutOfRangeError):
-        client.fetch_from_broker(leader, "dr", 0, 39)
+        client.fetch_from_broker(leader, "dr", 0, start - 1)
 
     # the admin clients of other projects
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.delete_records([CkTopicPartition("dr", 0, 50)])
+    futures = admin.delete_records([CkTopicPartition("dr", 0, start + 5)])
     (future,) = futures.values()
-    assert future.result(30).low_watermark == 50
+    assert future.result(30).low_watermark == start + 5
     python_admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
     try:
-        answer = python_admin.delete_records({KpTopicPartition("dr", 0): 60})
-        assert [meta["low_watermark"] for meta in answer.values()] == [60]
+        answer = python_admin.delete_records({KpTopicPartition("dr", 0): start + 10})
+        assert [meta["low_watermark"] for meta in answer.values()] == [start + 10]
     finally:
         python_admin.close()
-    consumed = confluent_consume(bootstrap, "dr", [0], expect={0: 40})
-    assert consumed[0].offset == 60 and len(consumed) == 40
+    consumed = confluent_consume(bootstrap, "dr", [0], expect={0: 90 - start})
+    assert consumed[0].offset == start + 10 and len(consumed) == 90 - start
