@@ -451,6 +451,7 @@ class ReplicaManager:
                 log.error("Stopped moving %s to the failed log dir %s", partition.tp, directory)
                 self.alter_log_dirs.remove_partition(partition.tp)
                 partition.future_log = None
+                self.log_manager.remove_future_log(partition.tp.topic, partition.tp.partition, delete=False)
         asyncio.get_running_loop().create_task(self._report_log_dir_failure(directory))
 
     async def _report_log_dir_failure(self, directory: Path) -> None:

@@ -334,13 +334,16 @@ class LogManager:
             del self._preferred_dirs[tp]
             return created
 
-    def remove_future_log(self, topic: str, partition: int) -> bool:
-        """Delete the partition's future log (a move abandoned or redirected); False if there was none.
-        Raises LogDirFailureError if its dir failed."""
+    def remove_future_log(self, topic: str, partition: int, *, delete: bool = True) -> bool:
+        """Delete the partition's future log (a move abandoned or redirected), or only forget it (its dir
+        failed: it is left for the next start to find); False if there was none. Raises LogDirFailureError
+        if its dir failed while deleting."""
         with self._lock:
             doomed = self._future_logs.pop((topic, partition), None)
         if doomed is None:
             return False
+        if not delete:
+            return True
         doomed.delete()
         self._write_recovery_checkpoints(doomed.parent_dir)
         return True
