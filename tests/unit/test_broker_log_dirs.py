@@ -299,3 +299,33 @@ def test_the_mover_swaps_in_the_future_log_and_the_truncation_follows(manager: L
         await mover.shutdown()
 
     asyncio.run(scenario())
+
+
+def test_an_offline_dir_is_described_with_its_error_and_refuses_moves(
+    manager: LogManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    first = manager.get_or_create_log("t", 0)
+    second = manager.get_or_create_log("u", 0)
+    assert (first.parent_dir, second.parent_dir) == tuple(manager.log_dirs)
+    hosted = {TP: Partition(TP, 0, first), TopicPartition("u", 0): Partition(TopicPartition("u", 0), 0, second)}
+    monkeypatch.setattr(os, "pwrite", lambda *args: (_ for _ in ()).throw(OSError(5, "Input/output error")))
+    with pytest.raises(errors.KafkaOpsError):
+        first.append_as_leader(batch(), 0)
+    monkeypatch.undo()
+    mover = ReplicaAlterLogDirsManager(manager, hosted, lambda _: errors.UnknownTopicOrPartitionError.code)
+    described = mover.describe_log_dirs(None)
+    assert [(d.log_dir, d.error_code) for d in described] == [
+        (str(manager.log_dirs[0]), errors.KafkaStorageError.code),
+        (str(manager.log_dirs[1]), errors.NONE),
+    ]
+    assert described[0].topics == {}
+    assert [(r.partition, r.size, r.offset_lag, r.is_future) for r in described[1].topics["u"]] == [(0, 0, 0, False)]
+    # only partitions asked for are described; a topic of the dir not asked for is listed without partitions
+    assert mover.describe_log_dirs(frozenset())[1].topics == {"u": []}
+    u0 = TopicPartition("u", 0)
+    assert mover.alter_replica_log_dirs({u0: str(manager.log_dirs[0]), TP: str(manager.log_dirs[1])}) == {
+        u0: errors.KafkaStorageError.code,  # the target dir is offline
+        TP: errors.KafkaStorageError.code,  # the partition is
+    }
