@@ -14,8 +14,9 @@ current log by their leader epochs, as a follower with its leader (replica_fetch
 
 Threads: one asyncio task on the broker's event loop, like the replica fetchers, so that the last copy
 and the swap happen with no append in between (appends run on the loop too). A step copies at most
-`max_bytes` of one partition, then the task yields to the loop. Kafka's `replica.alter.log.dirs.io.max.
-bytes.per.second` throttle is not applied.
+`max_bytes` of one partition, then the task yields to the loop. The broker's dynamic config
+`replica.alter.log.dirs.io.max.bytes.per.second` throttles the copying as Kafka's thread does: no copy
+while the rate measured over the quota window is above it.
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import enum
 import logging
 import os
 import shutil
+import time
 from collections.abc import Callable, Mapping, Set
 from pathlib import Path
 
 from kafkaops.cluster.broker.partition import Partition, append_as_follower
+from kafkaops.cluster.broker.quota import ReplicationQuota
 from kafkaops.cluster.broker.replica_fetcher import truncation_offset
 from kafkaops.cluster.broker.responses import LogDirDescription, ReplicaDescription
 from kafkaops.cluster.common import errors
@@ -108,6 +111,7 @@ class ReplicaAlterLogDirsManager:
         *,
         max_bytes: int = MAX_BYTES_PER_STEP,
         swapped: Callable[[TopicPartition], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.log_manager = log_manager
         self.hosted = partitions
@@ -116,6 +120,9 @@ class ReplicaAlterLogDirsManager:
         self.max_bytes = max_bytes
         self._moving: dict[TopicPartition, Partition] = {}
         self._swapped = swapped
+        self._clock = clock
+        self.quota = ReplicationQuota()
+        """`replica.alter.log.dirs.io.max.bytes.per.second` (unlimited unless the broker's config sets it)."""
         self._task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
 
@@ -155,6 +162,9 @@ class ReplicaAlterLogDirsManager:
                 self._changed.clear()
                 await self._changed.wait()
                 continue
+            if self.quota.exceeded(self._clock()):
+                await asyncio.sleep(IDLE_BACKOFF_S)
+                continue
             busy = False
             for tp, partition in list(self._moving.items()):
                 if self._moving.get(tp) is not partition:
@@ -172,6 +182,7 @@ class ReplicaAlterLogDirsManager:
             return Step.IDLE
         try:
             copied = copy_step(partition.log, future, self.max_bytes)
+            self.quota.record(copied, self._clock())
             if future.log_end_offset != partition.log.log_end_offset:
                 return Step.COPIED if copied else Step.IDLE
             self._swap(partition, future)

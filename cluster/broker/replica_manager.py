@@ -130,7 +130,7 @@ class ReplicaManager:
         self.delete_records_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory(
             "DeleteRecords"
         )
-        self.alter_log_dirs = ReplicaAlterLogDirsManager(log_manager, self.partitions, self._unknown_code)
+        self.alter_log_dirs = ReplicaAlterLogDirsManager(log_manager, self.partitions, self._unknown_code, clock=clock)
         self._stopped = False
         self.fetch_sessions = FetchSessionCache()
         self._isr_changes: set[TopicPartition] = set()
@@ -488,9 +488,13 @@ class ReplicaManager:
         )
 
     def apply_broker_config(self, overrides: dict[str, str]) -> None:
-        """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates."""
+        """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates (of
+        replication, and of moves between log dirs)."""
         self.leader_quota.rate = throttles.parse_rate(overrides.get(throttles.LEADER_THROTTLED_RATE))
         self.follower_quota.rate = throttles.parse_rate(overrides.get(throttles.FOLLOWER_THROTTLED_RATE))
+        self.alter_log_dirs.quota.rate = throttles.parse_rate(
+            overrides.get(throttles.ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND)
+        )
 
     def _is_throttled(self, table: dict[str, frozenset[int] | None], tp: TopicPartition) -> bool:
         if tp.topic not in table:

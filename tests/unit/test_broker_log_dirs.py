@@ -329,3 +329,42 @@ def test_an_offline_dir_is_described_with_its_error_and_refuses_moves(
         u0: errors.KafkaStorageError.code,  # the target dir is offline
         TP: errors.KafkaStorageError.code,  # the partition is
     }
+
+
+def test_the_move_is_throttled_by_replica_alter_log_dirs_io_max_bytes_per_second(manager: LogManager) -> None:
+    async def scenario() -> None:
+        now = [1000.0]
+        current = manager.get_or_create_log("t", 0)
+        partition = Partition(TP, 0, current)
+        partition.make_leader(state(0, 1, [0]), now_ms=0)
+        for _ in range(5):
+            data = batch(3)
+            partition.append_as_leader(memoryview(data), read_header(data), 1, 1)
+        swapped: list[TopicPartition] = []
+        mover = ReplicaAlterLogDirsManager(
+            manager,
+            {TP: partition},
+            lambda _: errors.UnknownTopicOrPartitionError.code,
+            max_bytes=1,  # one batch per step
+            swapped=swapped.append,
+            clock=lambda: now[0],
+        )
+        mover.quota.rate = 10  # bytes/s: one batch is over it for the whole 11 s window
+        assert mover.alter_replica_log_dirs({TP: str(manager.log_dirs[1])}) == {TP: errors.NONE}
+        future = partition.future_log
+        assert future is not None
+        for _ in range(500):
+            if future.log_end_offset:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # rounds of the mover go by: the quota holds it
+        assert future.log_end_offset == 3 and not swapped
+        mover.quota.rate = 2**63 - 1  # the broker's config removed the throttle
+        for _ in range(100):
+            if swapped:
+                break
+            await asyncio.sleep(0.01)
+        assert swapped == [TP] and partition.log.log_end_offset == 15
+        await mover.shutdown()
+
+    asyncio.run(scenario())
