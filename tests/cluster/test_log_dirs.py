@@ -213,6 +213,12 @@ def test_describe_log_dirs_the_tool_and_the_admin_clients(two_dir_cluster, zk: K
 
     everyone = runner.invoke(app, ["log-dirs", "--describe", "--bootstrap-server", bootstrap])
     assert everyone.output.splitlines()[1] == "Received log directory information from brokers 0,1"
+    unknown = runner.invoke(app, ["log-dirs", "--describe", "--bootstrap-server", bootstrap, "--broker-list", "7"])
+    assert unknown.exit_code == 1
+    assert unknown.output.splitlines() == [
+        "Querying brokers for log directories information",
+        "NETWORK_EXCEPTION: Broker 7 is not in the cluster's metadata",
+    ]
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
     try:
