@@ -16,12 +16,14 @@ nothing it lacks may be acknowledged, and a follower being removed still counts 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kafkaops.cluster.broker import isr as rules
 from kafkaops.cluster.broker.producer_state import BatchMetadata, ProducerStateManager
 from kafkaops.cluster.common.errors import (
+    LogDirFailureError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
@@ -280,13 +282,15 @@ class Partition:
         if self.log.truncate_to(offset):
             self.producers.rebuild(self.log.batch_headers())
         if self.future_log is not None:
-            self.future_log.truncate_to(offset)
+            with contextlib.suppress(LogDirFailureError):  # its dir failed: the move is over, not this replica
+                self.future_log.truncate_to(offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self.log.truncate_fully_and_start_at(offset)
         self.producers.rebuild(())
         if self.future_log is not None:
-            self.future_log.truncate_fully_and_start_at(offset)
+            with contextlib.suppress(LogDirFailureError):
+                self.future_log.truncate_fully_and_start_at(offset)
 
 
 def append_as_follower(log: Log, records: bytes) -> LogAppendInfo:

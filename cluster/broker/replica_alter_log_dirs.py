@@ -84,6 +84,8 @@ def reconcile(current: Log, future: Log) -> None:
 def copy_step(current: Log, future: Log, max_bytes: int) -> int:
     """Copy the current log's next batches (at most about `max_bytes`) to the future log and let it follow
     the current log's high watermark and log start offset; returns the bytes copied."""
+    if future.log_end_offset > current.log_end_offset:  # never, while truncations cut both: but cheap to mend
+        future.truncate_to(current.log_end_offset)
     if future.log_end_offset < current.log_start_offset:
         future.truncate_fully_and_start_at(current.log_start_offset)
     copied = 0

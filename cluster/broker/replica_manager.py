@@ -307,8 +307,9 @@ class ReplicaManager:
             self._load_topic_config(tp.topic)
             partition = Partition(tp, self.broker_id, self.log_manager.get_or_create_log(tp.topic, tp.partition))
             self.partitions[tp] = partition
-            partition.future_log = self.log_manager.get_future_log(tp.topic, tp.partition)
-            if partition.future_log is not None:  # a move that a restart interrupted goes on
+            future = self.log_manager.get_future_log(tp.topic, tp.partition)
+            if future is not None and not future.offline:  # a move that a restart interrupted goes on
+                partition.future_log = future
                 self.alter_log_dirs.add_partition(partition)
         if state.leader == self.broker_id:
             self._make_leader(partition, state, correlation_id, controller_id, epoch, previous_epoch)

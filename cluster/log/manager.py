@@ -470,8 +470,8 @@ class LogManager:
         for entry in self._online_logs():
             try:
                 deleted += entry.delete_old_segments()
-            except LogDirFailureError:
-                continue  # the dir is offline now; the other dirs carry on
+            except LogError:
+                continue  # its dir is offline now (the other dirs carry on), or it was deleted or replaced
         return deleted
 
     def flush_logs(self) -> None:
@@ -480,8 +480,8 @@ class LogManager:
         for entry in self._online_logs():
             try:
                 entry.flush(entry.active_segment_base_offset)
-            except LogDirFailureError:
-                continue
+            except LogError:
+                continue  # as in cleanup_logs
 
     def checkpoint_high_watermarks(self) -> None:
         """Write each online dir's `replication-offset-checkpoint`."""
