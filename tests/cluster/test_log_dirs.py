@@ -353,3 +353,54 @@ def test_delete_records_moves_the_log_start_offset_on_every_replica(two_dir_clus
         python_admin.close()
     consumed = confluent_consume(bootstrap, "dr", [0], expect={0: 90 - start})
     assert consumed[0].offset == start + 10 and len(consumed) == 90 - start
+
+
+def test_a_move_interrupted_by_a_restart_goes_on(two_dir_cluster, zk: KafkaZkClient) -> None:
+    """The broker's `replica.alter.log.dirs.io.max.bytes.per.second` holds the copy after its first MB; a
+    restart then finds the future log on disk and finishes the move (the throttle gone)."""
+    from confluent_kafka import Producer
+
+    local = two_dir_cluster(1)
+    admin_topics.create_topic(zk, "rs", None, None, {0: [0]}, {}, rng=JavaRandom(1))
+    wait_partitions(zk, "rs", 1)
+    bootstrap = all_bootstraps(local)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for i in range(3000):
+        producer.produce("rs", value=b"%05d" % i + b"-" * 995, partition=0)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    _, version = zk.get_entity_config("brokers", "0")
+    zk.set_entity_config_and_notify(
+        "brokers", "0", {"replica.alter.log.dirs.io.max.bytes.per.second": "100000"}, version
+    )
+    local.stop_broker(0)
+    local.start_broker(0)  # it reads its dynamic config at startup
+    wait_partitions(zk, "rs", 1)
+    with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
+        (source,) = [d for d in data_dirs(local, 0) if (d / "rs-0").is_dir()]
+        (target,) = [d for d in data_dirs(local, 0) if d != source]
+        before = replica_values(client, 0, "rs", 0, 0)
+        assert len(before) == 3000
+        moves = calls.alter_replica_log_dirs(client, {TopicPartitionReplica("rs", 0, 0): str(target)})
+        assert list(moves.values()) == [None]
+
+        def future_part_copied() -> bool:
+            info = replica_dirs(client, "rs", 0, [0])[0]
+            return info.future_replica_log_dir == str(target) and 0 < info.future_replica_offset_lag < 3000
+
+        wait_for(future_part_copied, timeout_s=30, what="a future log part copied, then held by the throttle")
+        assert list(target.glob("rs-0.*-future"))
+    zk.set_entity_config_and_notify("brokers", "0", {}, zk.get_entity_config("brokers", "0")[1])
+    local.stop_broker(0)
+    local.start_broker(0)
+    wait_partitions(zk, "rs", 1)
+    with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
+
+        def moved() -> bool:
+            info = replica_dirs(client, "rs", 0, [0])[0]
+            return info.current_replica_log_dir == str(target) and info.future_replica_log_dir is None
+
+        wait_for(moved, timeout_s=30, what="the move finished after the restart")
+        assert replica_values(client, 0, "rs", 0, 0) == before
+    wait_for(lambda: not list(source.glob("rs-0*")), timeout_s=20, what=f"{source} emptied of rs-0")
+    assert not list(target.glob("*-future"))
