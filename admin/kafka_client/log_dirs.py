@@ -112,6 +112,21 @@ def describe_log_dirs(client: KafkaClient, broker_ids: Iterable[int]) -> dict[in
     return results
 
 
+def partition_sizes(descriptions: Mapping[int, Mapping[str, LogDirDescription]]) -> dict[tuple[str, int], int]:
+    """Each partition's size in bytes, the largest of its replicas' current logs (future logs and failed
+    dirs aside): what a reassignment planner balances, from a `describe_log_dirs` answer."""
+    sizes: dict[tuple[str, int], int] = {}
+    for dirs in descriptions.values():
+        for description in dirs.values():
+            if description.error is not None:
+                continue
+            for tp, info in description.replica_infos.items():
+                if not info.is_future:
+                    key = (tp.topic, tp.partition)
+                    sizes[key] = max(sizes.get(key, 0), info.size)
+    return sizes
+
+
 def describe_replica_log_dirs(
     client: KafkaClient, replicas: Iterable[TopicPartitionReplica]
 ) -> dict[TopicPartitionReplica, ReplicaLogDirInfo | BrokerError]:

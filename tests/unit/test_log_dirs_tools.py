@@ -16,6 +16,7 @@ from kafkaops.admin.kafka_client.log_dirs import (
     ReplicaInfo,
     TopicPartitionReplica,
     describe_log_dirs_response,
+    partition_sizes,
 )
 from kafkaops.cli.app import app
 from kafkaops.cluster.common.errors import (
@@ -171,6 +172,12 @@ def test_a_describe_log_dirs_answer() -> None:
     with pytest.raises(ClusterAuthorizationFailedError):
         describe_log_dirs_response({"throttle_time_ms": 0, "results": []})
     assert str(TopicPartitionReplica("t", 0, 2)) == "t-0-2"
+    other = {
+        "/e1": LogDirDescription(
+            None, {TopicPartition("t", 0): ReplicaInfo(9, 0, False), TopicPartition("t", 1): ReplicaInfo(99, 4, True)}
+        )
+    }
+    assert partition_sizes({0: described, 1: other}) == {("t", 0): 9}
 
 
 # --- the commands' bad input -------------------------------------------------------------------------------
