@@ -2,7 +2,7 @@
 offsets of `--offset-json-file` go to their leaders as DeleteRecords; each partition's new low watermark or
 error is printed as Kafka prints it.
 
-Only `--bootstrap-server` mode, as Kafka. A partition that fails is printed and the command still exits 0,
+Only `--bootstrap-server` mode, as Kafka (left out: the local cluster's running brokers, `--state-dir`). A partition that fails is printed and the command still exits 0,
 as Kafka's does; a bad file exits 1 with Kafka's message (Kafka dies with a stack trace starting with it).
 """
 
@@ -15,6 +15,7 @@ import typer
 
 from kafkaops.admin import log_dirs
 from kafkaops.admin.kafka_client import log_dirs as calls
+from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.log_dirs import MISSING, admin_client
 from kafkaops.cli.output import kafka_errors, print_lines
 from kafkaops.cli.preferred_replica_election import read_file
@@ -56,10 +57,12 @@ def delete_records_command(
             help="A property file containing configs to be passed to Admin Client.",
         ),
     ] = None,
+    state: StateDirOption = None,
 ) -> None:
     """Delete records of partitions up to the given offsets (Kafka's kafka-delete-records)."""
-    if not any((bootstrap_server, offset_json_file, command_config)):
+    if not any((bootstrap_server, offset_json_file, command_config)) and state is None:
         raise UsageError(DESCRIPTION)
+    bootstrap_server = bootstrap_server or optional_bootstrap_server(state)
     if bootstrap_server is None:
         raise UsageError(MISSING.format("bootstrap-server"))
     if offset_json_file is None:

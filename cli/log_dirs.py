@@ -1,7 +1,8 @@
 """`kafkaops log-dirs`: Kafka 2.8's kafka-log-dirs (`LogDirsCommand`): `--describe` asks each broker for its
 log dirs (DescribeLogDirs) and prints Kafka's two lines and its JSON document.
 
-Only `--bootstrap-server` mode, as Kafka: log dirs are known to the brokers alone. `--command-config` is read
+Only `--bootstrap-server` mode, as Kafka: log dirs are known to the brokers alone. Left out, the running brokers
+of the local cluster (`--state-dir`) are used, as by the other `--bootstrap-server` tools. `--command-config` is read
 as Kafka's admin client properties: `client.id` and `request.timeout.ms` apply, the others are accepted.
 """
 
@@ -16,6 +17,7 @@ from kafkaops.admin import log_dirs
 from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client import KafkaClient
 from kafkaops.admin.kafka_client import log_dirs as calls
+from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors, print_lines
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.common.jvm_text import java_parse_int
@@ -76,10 +78,12 @@ def log_dirs_command(
             help='The list of brokers to be queried in the form "0,1,2". All brokers in the cluster will be queried if no broker list is specified',
         ),
     ] = None,
+    state: StateDirOption = None,
 ) -> None:
     """Query the log dirs of brokers: sizes, offset lags, future logs (Kafka's kafka-log-dirs)."""
-    if not any((bootstrap_server, command_config, describe, topic_list, broker_list)):
+    if not any((bootstrap_server, command_config, describe, topic_list, broker_list)) and state is None:
         raise UsageError(DESCRIPTION)
+    bootstrap_server = bootstrap_server or optional_bootstrap_server(state)
     if bootstrap_server is None:
         raise UsageError(MISSING.format("bootstrap-server"))
     if not describe:
