@@ -28,6 +28,7 @@ from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import free_port
 from kafkaops.cluster.log.checkpoints import LOG_START_OFFSET_CHECKPOINT, parse_offsets
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
 from tests.cluster.clients_util import Background, all_bootstraps, confluent_consume, leader_of, wait_partitions
@@ -315,6 +316,11 @@ def test_delete_records_moves_the_log_start_offset_on_every_replica(two_dir_clus
     )
 
     with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
+        # only the leader deletes: a follower asked directly answers NOT_LEADER_OR_FOLLOWER
+        follower = next(b for b in (0, 1, 2) if b != leader)
+        body = {"topics": [{"name": "dr", "partitions": [{"partition_index": 0, "offset": 90}]}], "timeout_ms": 5000}
+        _, answer = client.broker_request(follower, ApiKey.DELETE_RECORDS, body)
+        assert answer["topics"][0]["partitions"][0]["error_code"] == errors.NotLeaderOrFollowerError.code
         for broker_id in (0, 1, 2):
             # the answer came once every replica had moved its log start offset: no waiting here
             with pytest.raises(OffsetOutOfRangeError):
