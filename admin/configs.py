@@ -129,7 +129,9 @@ def alter_config(
     config.update(add)
     for key in delete:
         config.pop(key, None)
-    return change_configs(zk, entity, config, version)
+    # kafka-configs --zookeeper writes a `<default>` listener config as Kafka 2.8's does (only the brokers'
+    # AlterConfigs refuses it, as DynamicBrokerConfig does)
+    return change_configs(zk, entity, config, version, default_may_set_per_broker_configs=True)
 
 
 def change_configs(
@@ -138,6 +140,7 @@ def change_configs(
     config: Mapping[str, str],
     expected_version: int | None,
     validate_only: bool = False,
+    default_may_set_per_broker_configs: bool = False,
 ) -> AlterConfigResult:
     """Replace an entity's overrides by `config` (Kafka's `AdminZkClient.changeConfigs`, with
     `validateTopicConfig` / `DynamicBrokerConfig.validate` first): the write of kafka-configs and of the
@@ -154,7 +157,8 @@ def change_configs(
             raise UnknownTopicOrPartitionError(f"Topic '{entity.name}' does not exist.", named=False)
         validate_topic_config(config)
     else:
-        validate_broker_config(config, per_broker=entity.name != DEFAULT_ENTITY_NAME)
+        per_broker = entity.name != DEFAULT_ENTITY_NAME or default_may_set_per_broker_configs
+        validate_broker_config(config, per_broker=per_broker)
     if validate_only:
         return AlterConfigResult(entity, dict(config), "")
     notification = zk.set_entity_config_and_notify(entity.entity_type, entity.name, config, expected_version)
