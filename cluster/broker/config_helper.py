@@ -4,8 +4,9 @@ Pure functions over a topic's overrides and the broker's layered configs (`Dynam
 entry carries its value as Kafka renders it (`ConfigDef.convertToString` of the parsed value), its
 source (the highest layer that sets it, through the config's synonyms), its synonyms in precedence
 order, `read_only` (a broker config Kafka cannot change while running), `is_sensitive` (a password, or
-a name Kafka does not know and so cannot vouch for: its value is then withheld, as Kafka withholds it)
-and its type. kafkaops has no documentation texts: `documentation` is always null.
+a name Kafka does not know and so cannot vouch for: its value is then withheld, as Kafka withholds it),
+its type and, when asked, its documentation (Kafka's texts for topic configs; kafkaops has none for
+broker configs, which get null).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafkaops.admin.config_def import ALL_DYNAMIC_BROKER_CONFIGS, TOPIC_CONFIGS, TOPIC_TO_BROKER_CONFIG
+from kafkaops.admin.config_docs import TOPIC_CONFIG_DOCS
 from kafkaops.cluster.broker.config import BROKER_CONFIGS
 from kafkaops.cluster.broker.dynamic_broker_config import (
     ConfigSource,
@@ -83,7 +85,10 @@ def _value_type(name: str, key: ConfigKey | None) -> tuple[ConfigType, bool]:
 
 
 def topic_config_entries(
-    overrides: Mapping[str, str], broker: DynamicBrokerConfig, include_synonyms: bool
+    overrides: Mapping[str, str],
+    broker: DynamicBrokerConfig,
+    include_synonyms: bool,
+    include_documentation: bool = False,
 ) -> list[DescribedConfig]:
     """Every topic config (Kafka's `createTopicConfigEntry` over `LogConfig`'s values), by name."""
     defaults = broker.log_defaults()
@@ -107,6 +112,7 @@ def topic_config_entries(
                 is_sensitive=sensitive,
                 synonyms=tuple(synonyms) if include_synonyms else (),
                 config_type=config_type,
+                documentation=TOPIC_CONFIG_DOCS.get(name) if include_documentation else None,
             )
         )
     return entries

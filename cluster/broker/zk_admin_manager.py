@@ -390,6 +390,7 @@ class ZkAdminManager:
     def describe_configs(self, body: Body, version: int) -> Response:
         """Kafka's `ConfigHelper.describeConfigs` for topics and brokers."""
         include_synonyms = bool(body.get("include_synonyms", False))
+        include_documentation = bool(body.get("include_documentation", False))
         resources = list(body["resources"])
         topics = [r["resource_name"] for r in resources if r["resource_type"] == RESOURCE_TOPIC]
         overrides = self.zk.get_entity_configs(znodes.ConfigType.TOPIC, topics) if topics else {}
@@ -397,7 +398,7 @@ class ZkAdminManager:
         for resource in resources:
             rtype, name = resource["resource_type"], resource["resource_name"]
             try:
-                entries = self._describe_resource(rtype, name, overrides, include_synonyms)
+                entries = self._describe_resource(rtype, name, overrides, include_synonyms, include_documentation)
             except KafkaOpsError as error:
                 failed = api_error(error)
                 results.append(_describe_result(rtype, name, failed, []))
@@ -412,13 +413,20 @@ class ZkAdminManager:
         return {"throttle_time_ms": 0, "results": results}
 
     def _describe_resource(
-        self, rtype: int, name: str, overrides: Mapping[str, Mapping[str, str]], include_synonyms: bool
+        self,
+        rtype: int,
+        name: str,
+        overrides: Mapping[str, Mapping[str, str]],
+        include_synonyms: bool,
+        include_documentation: bool,
     ) -> list[DescribedConfig] | None:
         if rtype == RESOURCE_TOPIC:
             admin_topics.validate_topic_name(name)
             if not self.metadata_cache.contains(name):
                 return None
-            return topic_config_entries(overrides.get(name, {}), self.dynamic_config, include_synonyms)
+            return topic_config_entries(
+                overrides.get(name, {}), self.dynamic_config, include_synonyms, include_documentation
+            )
         if rtype == RESOURCE_BROKER:
             if not name:
                 return broker_config_entries(self.dynamic_config, False, include_synonyms)

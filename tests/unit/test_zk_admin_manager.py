@@ -160,7 +160,11 @@ def test_topic_entries_sources_and_synonyms() -> None:
     retention = entries["retention.ms"]
     assert (retention.value, retention.source, retention.synonyms) == ("604800000", ConfigSource.DEFAULT_CONFIG, ())
     assert not any(e.read_only or e.is_sensitive for e in entries.values())
-    assert all(e.synonyms == () for e in topic_config_entries({}, config, False))
+    assert all(e.synonyms == () and e.documentation is None for e in topic_config_entries({}, config, False))
+    documented = {e.name: e.documentation for e in topic_config_entries({}, config, False, True)}
+    assert (
+        documented["preallocate"] == "True if we should preallocate the file on disk when creating a new log segment."
+    )
 
 
 def test_broker_entries() -> None:
