@@ -253,7 +253,9 @@ def test_dynamic_broker_config_applies_live(cluster, zk, zk_tree):
 
     # seen live: acks=all on a single-replica topic is now refused
     outcome: list[KafkaError] = []
-    producer = Producer({"bootstrap.servers": all_bootstraps(local), "acks": "all", "message.timeout.ms": 5000})
+    producer = Producer(
+        {"bootstrap.servers": all_bootstraps(local), "acks": "all", "message.timeout.ms": 5000, "retries": 0}
+    )
     producer.produce("live", b"v", on_delivery=lambda error, _msg: outcome.append(error))
     producer.flush(30)
     assert outcome and outcome[0] is not None and outcome[0].code() == KafkaError.NOT_ENOUGH_REPLICAS
