@@ -185,6 +185,8 @@ def create_topic(
     (id, rack) pairs of its metadata cache's live brokers (None: the brokers registered in ZooKeeper).
     With `validate_only` everything is checked and nothing written (`created` is then False)."""
     validate_topic_name(topic)
+    # Kafka's createTopicWithAssignment reads no rack information: a given assignment needs none
+    rack_aware = rack_aware and not replica_assignment
     broker_ids, racks = rack_map(zk, rack_aware) if brokers is None else broker_racks(brokers, rack_aware)
     if replica_assignment:
         assignment = {p: list(r) for p, r in replica_assignment.items()}

@@ -9,7 +9,13 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import configs as admin_configs
-from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
+from kafkaops.cli.common import (
+    BootstrapServerOption,
+    StateDirOption,
+    ZookeeperOption,
+    refuse_bootstrap_server,
+    zookeeper,
+)
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -88,6 +94,7 @@ def configs_command(
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     entity_type: Annotated[
         list[str] | None,
@@ -163,7 +170,7 @@ def configs_command(
         raise refuse_bootstrap_server("configs")
     entity = resolve_entity(entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter)
     lines: list[str] = []
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         if alter:
             if add_config is not None and add_config_file is not None:
                 raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
