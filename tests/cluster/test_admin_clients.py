@@ -27,8 +27,7 @@ from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import TopicPartition
-
-from .clients_util import all_bootstraps
+from tests.cluster.clients_util import all_bootstraps
 
 TIMEOUT_S = 60
 
