@@ -23,6 +23,7 @@ from kafka.admin import AlterConfigOp as KAlterConfigOp
 from kafka.admin import ConfigResource as KConfigResource
 from kafka.admin import ConfigResourceType, KafkaAdminClient
 
+from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
@@ -105,18 +106,19 @@ def test_kafka_python_topics_partitions_and_bad_input(cluster, zk, zk_tree):
         assert zk_tree() == before
 
         grown = admin.create_partitions({"orders": {"count": 5, "assignments": [[0, 1], [1, 2]]}}, timeout_ms=30000)
-        assert [(r["name"], r["error_code"]) for r in grown["results"]] == [("orders", 0)]
+        assert [(r.name, r.error_code) for r in grown.results] == [("orders", 0)]
         assert assignment(zk, "orders")[3] == [0, 1] and assignment(zk, "orders")[4] == [1, 2]
         before = zk_tree()
         refused = admin.create_partitions({"orders": 2}, raise_errors=False)
-        assert [(r["error_code"], r["error_message"]) for r in refused["results"]] == [
+        assert [(r.error_code, r.error_message) for r in refused.results] == [
             (37, "Topic currently has 5 partitions, which is higher than the requested 2.")
         ]
         assert zk_tree() == before
 
         deleted = admin.delete_topics(["orders", "missing"], timeout_ms=30000, raise_errors=False)
         assert {t["name"]: t["error_code"] for t in deleted["topics"]} == {"orders": 0, "missing": 3}
-        assert "orders" not in zk.get_all_topics()
+        # answered once the metadata cache dropped it; the controller then removes the znodes
+        wait_for(lambda: "orders" not in zk.get_all_topics(), timeout_s=TIMEOUT_S)
 
 
 def test_kafka_python_configs_cluster_and_reassignments(cluster, zk):
@@ -137,14 +139,8 @@ def test_kafka_python_configs_cluster_and_reassignments(cluster, zk):
         assert configs["cleanup.policy"]["value"] == "compact"
         assert configs["segment.bytes"]["value"] == "1073741824"
 
-        cluster_info = admin.describe_cluster()
-        assert sorted(b["broker_id"] if "broker_id" in b else b["node_id"] for b in cluster_info["brokers"]) == [
-            0,
-            1,
-            2,
-        ]
-        assert cluster_info["controller_id"] == zk.get_controller_id()
-        assert cluster_info["cluster_id"] == zk.get_or_create_cluster_id("unused")
+        # (kafka-python 3.0.12's describe_cluster pops DescribeCluster v1's `endpoint_type`, which Kafka 2.8's v0
+        # answer does not have: it fails against Kafka 2.8 too. confluent-kafka's is tested below.)
 
         current = assignment(zk, "t")[0]
         target = [b for b in (0, 1, 2) if b not in current][:1] + current
@@ -225,7 +221,7 @@ def test_confluent_admin_client(cluster, zk, zk_tree):
     assert description.controller.id == zk.get_controller_id()
 
     admin.delete_topics(["c1"], operation_timeout=30)["c1"].result(TIMEOUT_S)
-    assert "c1" not in zk.get_all_topics()
+    wait_for(lambda: "c1" not in zk.get_all_topics(), timeout_s=TIMEOUT_S)
 
 
 def test_dynamic_broker_config_applies_live(cluster, zk, zk_tree):
@@ -234,12 +230,21 @@ def test_dynamic_broker_config_applies_live(cluster, zk, zk_tree):
     admin.create_topics([NewTopic("live", num_partitions=1, replication_factor=1)], operation_timeout=30)[
         "live"
     ].result(TIMEOUT_S)
-    default = ConfigResource(
-        "BROKER",
-        "",
-        incremental_configs=[ConfigEntry("min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET)],
-    )
-    admin.incremental_alter_configs([default])[default].result(TIMEOUT_S)
+    # the cluster-wide `<default>` is the empty broker name, which both clients' ConfigResource refuse: sent
+    # as kafka-configs --bootstrap-server --entity-default sends it
+    with KafkaClient(all_bootstraps(local)) as client:
+        body = {
+            "resources": [
+                {
+                    "resource_type": 4,
+                    "resource_name": "",
+                    "configs": [{"name": "min.insync.replicas", "config_operation": 0, "value": "2"}],
+                }
+            ],
+            "validate_only": False,
+        }
+        _, answer = client.broker_request(0, ApiKey.INCREMENTAL_ALTER_CONFIGS, body)
+        assert [r["error_code"] for r in answer["responses"]] == [0]
     assert zk.get_entity_config("brokers", znodes.DEFAULT_ENTITY_NAME)[0] == {"min.insync.replicas": "2"}
 
     def described(broker_id: int) -> str | None:
