@@ -156,13 +156,13 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
         f"create    CreateTopics {n / wire_s:8.1f} topics/s ({wire_s:6.2f} s, answered once led)   "
         f"--zookeeper {n / written_s:8.1f} topics/s written ({written_s:6.2f} s), "
         f"{n / led_s:8.1f} topics/s until led ({led_s:6.2f} s)   "
-        f"ratio wire/zk-until-led {led_s / wire_s:5.2f}x, wire/zk-written {written_s / wire_s:5.2f}x"
+        f"topics/s ratio wire:zk {led_s / wire_s:5.2f} (until led), {written_s / wire_s:5.2f} (written)"
     )
     best_wire, best_zk = min(describe_wire), min(describe_zk)
     print(
         f"describe  DescribeConfigs {n / best_wire:8.1f} topics/s ({best_wire:6.3f} s, one request, "
         f"every config with its source)   --zookeeper {n / best_zk:8.1f} topics/s ({best_zk:6.3f} s, overrides "
-        f"only)   ratio wire/zk {best_zk / best_wire:5.2f}x  (best of 3)"
+        f"only)   topics/s ratio wire:zk {best_zk / best_wire:5.2f}  (best of 3)"
     )
 
 
