@@ -122,20 +122,18 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
         }
         if admin_manager is not None:
-            admin_handlers: dict[str, Handler] = {
-                "CREATE_TOPICS": self.handle_create_topics_request,
-                "DELETE_TOPICS": self.handle_delete_topics_request,
-                "CREATE_PARTITIONS": self.handle_create_partitions_request,
-                "DESCRIBE_CONFIGS": self.handle_describe_configs_request,
-                "ALTER_CONFIGS": self.handle_alter_configs_request,
-                "INCREMENTAL_ALTER_CONFIGS": self.handle_incremental_alter_configs_request,
-                "DESCRIBE_CLUSTER": self.handle_describe_cluster_request,
-                "ALTER_PARTITION_REASSIGNMENTS": self.handle_alter_partition_reassignments_request,
-                "LIST_PARTITION_REASSIGNMENTS": self.handle_list_partition_reassignments_request,
-            }
-            # by name: served once the codec has the API's schemas (ApiKey then has the member)
             self._handlers.update(
-                {ApiKey[name]: handler for name, handler in admin_handlers.items() if name in ApiKey.__members__}
+                {
+                    ApiKey.CREATE_TOPICS: self.handle_create_topics_request,
+                    ApiKey.DELETE_TOPICS: self.handle_delete_topics_request,
+                    ApiKey.CREATE_PARTITIONS: self.handle_create_partitions_request,
+                    ApiKey.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
+                    ApiKey.ALTER_CONFIGS: self.handle_alter_configs_request,
+                    ApiKey.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs_request,
+                    ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster_request,
+                    ApiKey.ALTER_PARTITION_REASSIGNMENTS: self.handle_alter_partition_reassignments_request,
+                    ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
+                }
             )
         self.served = frozenset(self._handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""

@@ -32,10 +32,6 @@ from tests.cluster.clients_util import all_bootstraps
 
 TIMEOUT_S = 60
 
-pytestmark = pytest.mark.skipif(
-    "CREATE_TOPICS" not in ApiKey.__members__, reason="the codec's Admin API schemas have not landed in this tree"
-)
-
 
 @contextlib.contextmanager
 def kafka_python_admin(local) -> Iterator[KafkaAdminClient]:  # type: ignore[no-untyped-def]
