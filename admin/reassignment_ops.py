@@ -544,10 +544,28 @@ def watch_reassignment(
 ) -> Iterator[ReassignmentProgress]:
     """Poll the file's partitions until none is in progress or `timeout_s` passes (None: no limit),
     yielding a snapshot per poll; the last one is done, or has `timed_out` set."""
+    return watch_progress(
+        lambda elapsed: read_progress(zk, targets, elapsed),
+        timeout_s=timeout_s,
+        interval_s=interval_s,
+        clock=clock,
+        sleep=sleep,
+    )
+
+
+def watch_progress(
+    read: Callable[[float], ReassignmentProgress],
+    *,
+    timeout_s: float | None = None,
+    interval_s: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[ReassignmentProgress]:
+    """`watch_reassignment` over any reader of the progress (ZooKeeper, or the Admin API)."""
     start = clock()
     while True:
         elapsed = clock() - start
-        progress = read_progress(zk, targets, elapsed)
+        progress = read(elapsed)
         if progress.done:
             yield progress
             return

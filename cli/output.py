@@ -39,6 +39,12 @@ def fail(message: str, *, usage: str | None = None) -> typer.Exit:
     return typer.Exit(code=1)
 
 
+def short_usage(ctx: typer.Context) -> str:
+    """The usage line and where the full help is: Kafka's message stays visible above it (the whole
+    help, which Kafka's printUsageAndDie prints, buries it under a hundred lines)."""
+    return f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help."
+
+
 def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
     """Map kafkaops errors raised by a command to Kafka's text on stderr and exit code 1.
 
@@ -55,7 +61,7 @@ def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
                 return command(*args, **kwargs)
             except UsageError as error:
                 ctx = kwargs.get("ctx")  # commands that print their usage on errors take `ctx: typer.Context`
-                raise fail(str(error), usage=ctx.get_help() if ctx is not None else None) from None
+                raise fail(str(error), usage=short_usage(ctx) if ctx is not None else None) from None
             except (UserError, KafkaOpsError) as error:
                 if kwargs.get("output") == OutputFormat.json:
                     sys.stdout.write(json.dumps({json_key: str(error)}) + "\n")

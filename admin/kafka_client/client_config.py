@@ -1,0 +1,97 @@
+"""The tools' `--command-config` (Kafka's `AdminClientConfig` from a Java properties file).
+
+Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` over its
+`bootstrap.servers` and hand it to `Admin.create`. The settings our client has are applied
+(`client.id`, `request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value
+that is not a number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka
+only logs them ("supplied but isn't a known config"). `security.protocol` other than PLAINTEXT is
+refused until the client speaks TLS and SASL: connecting in clear text to a secured listener would
+only fail later with a confusing error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+
+from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.cluster.common.errors import InvalidArgumentError
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+INT_MAX = 2147483647
+
+
+@dataclasses.dataclass(frozen=True)
+class AdminClientConfig:
+    """What our KafkaClient takes from Kafka's admin client settings (Kafka's defaults)."""
+
+    client_id: str = "kafkaops-admin"
+    request_timeout_ms: int = 30000
+    default_api_timeout_ms: int = 60000
+    retries: int = INT_MAX
+    retry_backoff_ms: int = 100
+
+    @property
+    def api_timeout_ms(self) -> int:
+        """How long a whole admin call may take: `default.api.timeout.ms`, never below the request
+        timeout (Kafka's admin client raises it to `request.timeout.ms` with a warning)."""
+        return max(self.default_api_timeout_ms, self.request_timeout_ms)
+
+
+def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum: int) -> int:
+    if key not in properties:
+        return default
+    text = properties[key].strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"Invalid value {text} for configuration {key}: Not a number of type INT") from None
+    if value < minimum:
+        raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Value must be at least {minimum}")
+    return value
+
+
+def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
+    """The settings of a command-config file's properties. Raises InvalidArgumentError with Kafka's
+    `ConfigException` texts, or for a security protocol our client does not speak yet."""
+    protocol = properties.get("security.protocol", "PLAINTEXT").strip()
+    if protocol.upper() not in SECURITY_PROTOCOLS:
+        raise InvalidArgumentError(
+            f"Invalid value {protocol} for configuration security.protocol: String must be one of: "
+            + ", ".join(SECURITY_PROTOCOLS)
+        )
+    if protocol.upper() != "PLAINTEXT":
+        raise InvalidArgumentError(
+            f"security.protocol={protocol} is not supported yet: kafkaops' client speaks PLAINTEXT only "
+            "(remove it from the --command-config file, or use a PLAINTEXT listener)"
+        )
+    return AdminClientConfig(
+        client_id=properties.get("client.id", "").strip() or default_client_id,
+        request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),
+        default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms", 60000, 0),
+        retries=_int_setting(properties, "retries", INT_MAX, 0),
+        retry_backoff_ms=_int_setting(properties, "retry.backoff.ms", 100, 0),
+    )
+
+
+def load_command_config(path: Path | str | None, default_client_id: str) -> AdminClientConfig:
+    """`--command-config` (or `--admin.config`): the properties file read as Java does, or the defaults."""
+    if path is None:
+        return AdminClientConfig(client_id=default_client_id)
+    from kafkaops.admin.configs import load_properties  # Java's properties syntax, in one place
+
+    return admin_client_config(load_properties(Path(path)), default_client_id)
+
+
+def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> KafkaClient:
+    """A KafkaClient on `--bootstrap-server` with the command config's settings. Raises
+    InvalidArgumentError (Kafka's texts) for a malformed server list."""
+    return KafkaClient(
+        bootstrap_server,
+        client_id=config.client_id,
+        request_timeout_ms=max(config.request_timeout_ms, 1),
+        retries=config.retries,
+        retry_backoff_ms=config.retry_backoff_ms,
+        delivery_timeout_ms=config.api_timeout_ms,
+    )
