@@ -9,6 +9,7 @@ nothing here prints.
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Mapping, Sequence
 
 from kafkaops.admin.kafka_client.admin_calls import raise_for, to_controller
@@ -16,6 +17,9 @@ from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.metadata import TopicInfo
 from kafkaops.cluster.common.errors import UnknownTopicOrPartitionError
 from kafkaops.cluster.protocol.schemas import ApiKey
+
+ZERO_UUID = uuid.UUID(int=0)
+"""DeleteTopics v6+: a topic named, not given by id."""
 
 DEFAULT = -1
 """CreateTopics v4+: the broker's `num.partitions` / `default.replication.factor`."""
@@ -86,7 +90,7 @@ def delete_topics(client: KafkaClient, names: Sequence[str], timeout_ms: int) ->
     """DeleteTopics to the controller (by name: `topic_names` up to v5, `topics` from v6). Raises the
     first topic's error (UnknownTopicOrPartitionError, TopicDeletionDisabledError, ...)."""
     body = {
-        "topics": [{"name": n, "topic_id": None} for n in names],
+        "topics": [{"name": n, "topic_id": ZERO_UUID} for n in names],
         "topic_names": list(names),
         "timeout_ms": timeout_ms,
     }
