@@ -241,3 +241,32 @@ def test_synonym_values_print_null_as_java_does():
     assert cli_configs.config_entry_line(entry) == (
         "  ssl.key.password=null sensitive=true synonyms={DYNAMIC_BROKER_CONFIG:ssl.key.password=null}"
     )
+
+
+# --- log dir moves in a reassignment -----------------------------------------------------------------
+
+
+def test_log_dir_move_states_and_kafkas_texts():
+    from kafkaops.admin.log_dir_moves import ReplicaDirs, move_state_lines, move_states, moves_started_line
+
+    t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    targets = {(t0, 2): "/d2", (t0, 1): "/d1", (t1, 1): "/d1", (t1, 3): "/d3", (t1, 4): "/d4", (t1, 5): "/d5"}
+    found = {
+        (t0, 1): ReplicaDirs("/d1", None),
+        (t0, 2): ReplicaDirs("/d0", "/d2"),
+        (t1, 1): ReplicaDirs("/d0", "/dx"),
+        (t1, 3): ReplicaDirs("/d0", None),
+        (t1, 4): ReplicaDirs(None, None),
+    }
+    states = move_states(targets, found)
+    assert [s.done for s in states.values()] == [True, False, False, True, False, False]
+    assert move_state_lines(states) == [
+        "Reassignment of replica t-0-1 completed successfully.",
+        "Partition t-1 on broker 1 is being moved to log dir /dx instead of /d1.",
+        "Reassignment of replica t-0-2 is still in progress.",
+        "Partition t-1 on broker 3 is not being moved from log dir /d0 to /d3.",
+        "Partition t-1 is not found in any live log dir on broker 4. There is likely an offline log directory on the broker.",
+        "Partition t-1 cannot be found in any live log directory on broker 5.",
+    ]
+    assert move_state_lines({}) == [""]
+    assert moves_started_line([(t1, 1), (t0, 2)]) == "Successfully started log directory moves for: t-1-1,t-0-2"
