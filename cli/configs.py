@@ -15,6 +15,7 @@ from kafkaops.admin.kafka_client.config_admin import ConfigEntry
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
+    StateDirOption,
     ZookeeperOption,
     admin_client,
     check_connection,
@@ -114,6 +115,7 @@ def configs_command(
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
     all_: Annotated[
@@ -215,7 +217,7 @@ def configs_command(
         with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
             lines, document = _run_via_admin(client, entity, alter, to_add, to_delete, all_)
     else:
-        with zookeeper(zookeeper_connect) as zk:
+        with zookeeper(zookeeper_connect, state) as zk:
             lines, document = _run_via_zookeeper(zk, entity, alter, to_add, to_delete)
     if output is OutputFormat.json:
         print_json(document)

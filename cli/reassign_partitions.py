@@ -24,6 +24,7 @@ import json
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -51,6 +52,7 @@ from kafkaops.admin.reassignment_generate import (
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
+    StateDirOption,
     ZookeeperOption,
     admin_client,
     zookeeper,
@@ -260,6 +262,7 @@ def _generate(
     output: OutputFormat,
     bootstrap_server: str | None = None,
     command_config: str | None = None,
+    state: Path | None = None,
 ) -> None:
     """--generate: check our options, plan (admin.reassignment_generate), print Kafka's two documents on
     stdout and the plan report on stderr, or one JSON document. With --bootstrap-server the brokers and
@@ -270,12 +273,12 @@ def _generate(
         with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
             result = generate_reassignment(
                 request,
-                lambda: zookeeper(zookeeper_connect),
+                lambda: zookeeper(zookeeper_connect, state),
                 spark,
                 cluster_reader=lambda topics: admin_ops.read_cluster(client, topics),
             )
     else:
-        result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect), spark)
+        result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect, state), spark)
     if output is OutputFormat.json:
         print_json(
             {
@@ -598,14 +601,14 @@ def _print(text: bool, lines: list[str], document: Any) -> None:
 
 @contextmanager
 def _actions(
-    zookeeper_connect: str | None, bootstrap_server: str | None, command_config: str | None
+    zookeeper_connect: str | None, bootstrap_server: str | None, command_config: str | None, state: Path | None
 ) -> Iterator[_Actions]:
     """The Admin API with --bootstrap-server (Kafka ignores --zookeeper then), else ZooKeeper."""
     if bootstrap_server is not None:
         with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
             yield _AdminActions(client)
     else:
-        with zookeeper(zookeeper_connect) as zk:
+        with zookeeper(zookeeper_connect, state) as zk:
             yield _ZooKeeperActions(zk)
 
 
@@ -687,6 +690,7 @@ def reassign_partitions_command(
     cancel: Annotated[bool, typer.Option("--cancel", help="Cancel an active reassignment.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List all active partition reassignments.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
     reassignment_json_file: Annotated[
@@ -879,7 +883,7 @@ def reassign_partitions_command(
         if action != "list":  # the file is read before any connection is made, as Kafka does
             entries = files.parse_reassignment_json(read_input_file(reassignment_json_file or "", "reassignment file"))
         try:
-            with _actions(zookeeper_connect, bootstrap_server, command_config) as actions:
+            with _actions(zookeeper_connect, bootstrap_server, command_config, state) as actions:
                 _run_action(
                     action,
                     actions,
@@ -913,4 +917,4 @@ def reassign_partitions_command(
         batch_size=batch_size,
         batch_prefix=batch_prefix,
     )
-    _generate(request, zookeeper_connect, master, conf or [], output, bootstrap_server, command_config)
+    _generate(request, zookeeper_connect, master, conf or [], output, bootstrap_server, command_config, state)

@@ -29,7 +29,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import replica_verification as rv
 from kafkaops.admin.kafka_client.client_config import load_command_config, open_admin_client
-from kafkaops.cli.common import CommandConfigOption
+from kafkaops.cli.common import CommandConfigOption, StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -237,13 +237,14 @@ def replica_verification_command(
         OutputFormat,
         typer.Option("--output", help="text: Kafka's lines; json: one summary document (with --once)."),
     ] = OutputFormat.text,
+    state: StateDirOption = None,
 ) -> None:
     """Validate that all replicas for a set of topics have the same data."""
     if all(ctx.get_parameter_source(name) in (ParameterSource.DEFAULT, None) for name in ctx.params):
         raise UsageError(DESCRIPTION)
     if broker_list is not None and bootstrap_server is not None:
         raise UsageError("Only one of --broker-list or --bootstrap-server must be specified")
-    broker_list = broker_list if broker_list is not None else bootstrap_server
+    broker_list = broker_list or bootstrap_server or optional_bootstrap_server(state, "--broker-list")
     if broker_list is None:
         raise UsageError('Missing required argument "[broker-list]"')
     client_factory = None

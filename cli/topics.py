@@ -16,6 +16,7 @@ from kafkaops.cli.common import (
     ONLY_ONE_CONNECTION,
     BootstrapServerOption,
     CommandConfigOption,
+    StateDirOption,
     ZookeeperOption,
     admin_client,
     zookeeper,
@@ -122,6 +123,7 @@ def topics_command(
     describe: Annotated[bool, typer.Option("--describe", help="List details for the given topics.")] = False,
     delete: Annotated[bool, typer.Option("--delete", help="Delete a topic")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
     topic: Annotated[
@@ -288,7 +290,7 @@ def topics_command(
         with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, client_config):
             lines, document = _run_via_admin(client, client_config, request)
     else:
-        with zookeeper(zookeeper_connect) as zk:
+        with zookeeper(zookeeper_connect, state) as zk:
             lines, document = _run_via_zookeeper(zk, request)
     if output is OutputFormat.json:
         print_json(document)
