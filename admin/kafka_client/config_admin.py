@@ -83,13 +83,14 @@ class ConfigEntry:
 
 
 def _source(raw: Mapping[str, Any]) -> ConfigSource:
-    if "config_source" in raw and raw["config_source"] is not None:
-        try:
-            return ConfigSource(raw["config_source"])
-        except ValueError:
-            return ConfigSource.UNKNOWN
-    # DescribeConfigs v0 only says whether the value is the default
-    return ConfigSource.DEFAULT_CONFIG if raw.get("is_default") else ConfigSource.UNKNOWN
+    source = raw.get("config_source")
+    if source is None or source < 0:
+        # DescribeConfigs v0 only says whether the value is the default (the codec fills in -1)
+        return ConfigSource.DEFAULT_CONFIG if raw.get("is_default") else ConfigSource.UNKNOWN
+    try:
+        return ConfigSource(source)
+    except ValueError:
+        return ConfigSource.UNKNOWN
 
 
 def _entry(raw: Mapping[str, Any]) -> ConfigEntry:
