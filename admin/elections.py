@@ -415,10 +415,10 @@ def elect_leaders_via_broker(
     Raises NetworkExceptionError when no broker answers, RequestTimedOutError (Kafka's "Timeout waiting
     for election results") when the controller does not answer in time."""
     # the wire client, only for this path
-    from kafkaops.admin.kafka_client.client_config import load_command_config, open_admin_client
+    from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
 
     requested = None if partitions is None else list(partitions.items)
-    config = load_command_config(admin_config, "kafkaops-leader-election")
+    config = read_command_config(admin_config, "kafkaops-leader-election")
     with open_admin_client(bootstrap_server, config) as client:
         try:
             answers = client.elect_leaders(election_type, requested, timeout_ms=int(timeout_s * 1000))

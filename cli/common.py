@@ -12,7 +12,7 @@ import typer
 import yaml
 
 from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.admin.kafka_client.client_config import AdminClientConfig, load_command_config, open_admin_client
+from kafkaops.admin.kafka_client.client_config import AdminClientConfig, open_admin_client, read_command_config
 from kafkaops.cluster.common.errors import InvalidArgumentError, UserError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.acls import DigestCredentials
@@ -71,7 +71,7 @@ def admin_client(
 ) -> Iterator[tuple[KafkaClient, AdminClientConfig]]:
     """A client on `--bootstrap-server` configured by `--command-config`, closed on exit, with its
     settings (the admin calls' timeouts). Raises InvalidArgumentError for a bad file or server list."""
-    config = load_command_config(command_config, default_client_id)
+    config = read_command_config(command_config, default_client_id)
     with open_admin_client(bootstrap_server, config) as client:
         yield client, config
 

@@ -28,7 +28,7 @@ import typer
 from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import replica_verification as rv
-from kafkaops.admin.kafka_client.client_config import load_command_config, open_admin_client
+from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
 from kafkaops.cli.common import CommandConfigOption, StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
 from kafkaops.cluster.common import log4j
@@ -249,7 +249,7 @@ def replica_verification_command(
         raise UsageError('Missing required argument "[broker-list]"')
     client_factory = None
     if command_config is not None:
-        config = load_command_config(command_config, rv.CLIENT_ID)
+        config = read_command_config(command_config, rv.CLIENT_ID)
         client_factory = functools.partial(open_admin_client, config=config)
     if output is OutputFormat.json and not once:
         raise InvalidArgumentError("--output json needs --once: the continuous verification prints Kafka's lines")

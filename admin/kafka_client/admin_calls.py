@@ -9,8 +9,8 @@ and its node providers), shared by the admin call modules (`topic_admin`, `confi
     to one broker        DescribeConfigs / AlterConfigs of a broker id, AlterReplicaLogDirs
 
 An error a broker answers becomes the error class of its code with the broker's message, or, when it
-sent none, Kafka's default text of the code (`Errors.java`), `named=False`: Kafka's tools print the
-exception's message alone (`Error while executing topic command : Topic 't' already exists.`).
+sent none, Kafka's default text of the code (`java_errors.default_message`), `named=False`: Kafka's
+tools print the exception's message alone (`Error while executing topic command : Topic 't' already exists.`).
 """
 
 from __future__ import annotations
@@ -21,41 +21,15 @@ from typing import Any
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.connection import NotSent
 from kafkaops.cluster.common.errors import BrokerError, NotControllerError, for_code
+from kafkaops.cluster.common.java_errors import default_message
 from kafkaops.cluster.protocol.schemas import ApiKey
 
 NOT_CONTROLLER_RETRIES = 5
 
-DEFAULT_MESSAGES: Mapping[int, str] = {
-    -1: "The server experienced an unexpected error when processing the request.",
-    3: "This server does not host this topic-partition.",
-    7: "The request timed out.",
-    8: "The broker is not available.",
-    17: "The request attempted to perform an operation on an invalid topic.",
-    29: "Topic authorization failed.",
-    31: "Cluster authorization failed.",
-    35: "The version of API is not supported.",
-    36: "Topic with this name already exists.",
-    37: "Number of partitions is below 1.",
-    38: "Replication factor is below 1 or larger than the number of available brokers.",
-    39: "Replica assignment is invalid.",
-    40: "Configuration is invalid.",
-    41: "This is not the correct controller for this cluster.",
-    42: "This most likely occurs because of a request being malformed by the client library or the message "
-    "was sent to an incompatible broker. See the broker logs for more details.",
-    44: "Request parameters do not satisfy the configured policy.",
-    56: "Disk error when trying to access log file on the disk.",
-    57: "The user-specified log directory is not found in the broker config.",
-    60: "A partition reassignment is in progress.",
-    73: "Topic deletion is disabled.",
-    85: "No partition reassignment is in progress.",
-    89: "The throttling quota has been exceeded.",
-}
-"""Kafka 2.8 `Errors.java` default messages of the codes the admin calls meet."""
-
 
 def broker_error(code: int, message: str | None = None) -> BrokerError:
     """The error for a non-zero code a broker answered, printed as Kafka's tools print its exception."""
-    return for_code(code)(message or DEFAULT_MESSAGES.get(code, ""), named=False)
+    return for_code(code)(message or default_message(code), named=False)
 
 
 def raise_for(code: int, message: str | None = None) -> None:

@@ -1,12 +1,12 @@
-"""The tools' `--command-config` (Kafka's `AdminClientConfig` from a Java properties file).
+"""A `KafkaClient` from a tool's `--bootstrap-server` and `--command-config` (Kafka's client properties
+file; `--admin.config` for the election tools).
 
-Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` over its
-`bootstrap.servers` and hand it to `Admin.create`. The settings our client has are applied
-(`client.id`, `request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value
-that is not a number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka
-only logs them ("supplied but isn't a known config"). `security.protocol` other than PLAINTEXT is
-refused until the client speaks TLS and SASL: connecting in clear text to a secured listener would
-only fail later with a confusing error.
+Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` over its `bootstrap.servers`
+and hand it to an admin client or a consumer. The settings our client has are applied (`client.id`,
+`request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value that is not a
+number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka's clients only
+log them ("supplied but isn't a known config"). A `security.protocol` other than PLAINTEXT is refused
+until the client speaks TLS and SASL: a clear message rather than a failure on the wire.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
+from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.common.errors import InvalidArgumentError
 
@@ -24,7 +25,7 @@ INT_MAX = 2147483647
 
 @dataclasses.dataclass(frozen=True)
 class AdminClientConfig:
-    """What our KafkaClient takes from Kafka's admin client settings (Kafka's defaults)."""
+    """What our KafkaClient takes from Kafka's client settings (Kafka's defaults)."""
 
     client_id: str = "kafkaops-admin"
     request_timeout_ms: int = 30000
@@ -37,6 +38,11 @@ class AdminClientConfig:
         """How long a whole admin call may take: `default.api.timeout.ms`, never below the request
         timeout (Kafka's admin client raises it to `request.timeout.ms` with a warning)."""
         return max(self.default_api_timeout_ms, self.request_timeout_ms)
+
+
+def load_command_config(path: str | Path | None) -> dict[str, str]:
+    """The properties of `--command-config` (none without one), read as Java does. Raises InvalidArgumentError."""
+    return {} if path is None else load_properties(Path(path))
 
 
 def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum: int) -> int:
@@ -53,18 +59,18 @@ def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum:
 
 
 def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
-    """The settings of a command-config file's properties. Raises InvalidArgumentError with Kafka's
-    `ConfigException` texts, or for a security protocol our client does not speak yet."""
-    protocol = properties.get("security.protocol", "PLAINTEXT").strip()
-    if protocol.upper() not in SECURITY_PROTOCOLS:
+    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
+    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
+    client does not speak yet."""
+    protocol = properties.get("security.protocol", "PLAINTEXT").strip().upper()
+    if protocol not in SECURITY_PROTOCOLS:
         raise InvalidArgumentError(
             f"Invalid value {protocol} for configuration security.protocol: String must be one of: "
             + ", ".join(SECURITY_PROTOCOLS)
         )
-    if protocol.upper() != "PLAINTEXT":
+    if protocol != "PLAINTEXT":
         raise InvalidArgumentError(
-            f"security.protocol={protocol} is not supported yet: kafkaops' client speaks PLAINTEXT only "
-            "(remove it from the --command-config file, or use a PLAINTEXT listener)"
+            f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
         )
     return AdminClientConfig(
         client_id=properties.get("client.id", "").strip() or default_client_id,
@@ -75,13 +81,9 @@ def admin_client_config(properties: Mapping[str, str], default_client_id: str) -
     )
 
 
-def load_command_config(path: Path | str | None, default_client_id: str) -> AdminClientConfig:
-    """`--command-config` (or `--admin.config`): the properties file read as Java does, or the defaults."""
-    if path is None:
-        return AdminClientConfig(client_id=default_client_id)
-    from kafkaops.admin.configs import load_properties  # Java's properties syntax, in one place
-
-    return admin_client_config(load_properties(Path(path)), default_client_id)
+def read_command_config(path: str | Path | None, default_client_id: str) -> AdminClientConfig:
+    """`--command-config` (or `--admin.config`): the file's settings, or the defaults without one."""
+    return admin_client_config(load_command_config(path), default_client_id)
 
 
 def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> KafkaClient:
@@ -95,3 +97,10 @@ def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> Kafka
         retry_backoff_ms=config.retry_backoff_ms,
         delivery_timeout_ms=config.api_timeout_ms,
     )
+
+
+def client_from_properties(bootstrap_servers: str, properties: Mapping[str, str], client_id: str) -> KafkaClient:
+    """A client on `bootstrap_servers` named `client_id` (the tool's, over the file's, as the tools that
+    name their client do). Raises InvalidArgumentError (Kafka's texts)."""
+    config = dataclasses.replace(admin_client_config(properties, client_id), client_id=client_id)
+    return open_admin_client(bootstrap_servers, config)

@@ -9,7 +9,7 @@ import pytest
 
 from kafkaops.admin import topics_admin_ops
 from kafkaops.admin.kafka_client.admin_calls import _says_not_controller, broker_error
-from kafkaops.admin.kafka_client.client_config import AdminClientConfig, admin_client_config, load_command_config
+from kafkaops.admin.kafka_client.client_config import AdminClientConfig, admin_client_config, read_command_config
 from kafkaops.admin.kafka_client.config_admin import ConfigEntry, ConfigSource, ConfigSynonym, _entry
 from kafkaops.admin.kafka_client.metadata import PartitionInfo, TopicInfo, uuid_text
 from kafkaops.admin.topics import DescribeFilters
@@ -59,7 +59,10 @@ def test_a_setting_that_is_not_a_number_gets_javas_config_exception_text():
 def test_secured_protocols_are_refused_until_the_client_speaks_them(protocol):
     with pytest.raises(InvalidArgumentError) as raised:
         admin_client_config({"security.protocol": protocol}, "t")
-    assert str(raised.value).startswith(f"security.protocol={protocol} is not supported yet")
+    assert (
+        str(raised.value)
+        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
+    )
 
 
 def test_an_unknown_protocol_gets_kafkas_text():
@@ -74,13 +77,13 @@ def test_an_unknown_protocol_gets_kafkas_text():
 def test_the_file_is_read_with_java_properties_syntax(tmp_path: Path):
     path = tmp_path / "admin.properties"
     path.write_text("# a comment\n! another\nclient.id : from-file\nrequest.timeout.ms=\\\n  7000\n")
-    assert load_command_config(path, "t") == AdminClientConfig("from-file", 7000)
-    assert load_command_config(None, "t") == AdminClientConfig("t")
+    assert read_command_config(path, "t") == AdminClientConfig("from-file", 7000)
+    assert read_command_config(None, "t") == AdminClientConfig("t")
 
 
 def test_a_missing_file_is_a_clear_error(tmp_path: Path):
     with pytest.raises(InvalidArgumentError, match="Cannot read"):
-        load_command_config(tmp_path / "nope.properties", "t")
+        read_command_config(tmp_path / "nope.properties", "t")
 
 
 # --- answers ---------------------------------------------------------------------------------------
