@@ -1,6 +1,6 @@
 """Replica moves between a broker's log dirs in a reassignment (the `log_dirs` of the reassignment JSON):
 their states and Kafka 2.8's texts (`ReassignPartitionsCommand.LogDirMoveState`,
-`replicaMoveStatesToString`). Pure: the CLI's Admin API path feeds them DescribeLogDirs answers.
+`replicaMoveStatesToString`). Pure: `reassignment_admin_ops` feeds them DescribeLogDirs answers.
 """
 
 from __future__ import annotations
@@ -9,21 +9,21 @@ import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 
+from kafkaops.admin.kafka_client.log_dirs import TopicPartitionReplica
 from kafkaops.admin.reassignment import ReassignmentEntry
 from kafkaops.cluster.zk.values import TopicPartition
 
-Replica = tuple[TopicPartition, int]
-"""A partition's replica on a broker (Kafka's `TopicPartitionReplica`)."""
+Replica = TopicPartitionReplica
 
 
 def replica_text(replica: Replica) -> str:
     """`TopicPartitionReplica.toString`: topic-partition-broker."""
-    return f"{replica[0]}-{replica[1]}"
+    return str(replica)
 
 
 def replica_order(replica: Replica) -> tuple[int, str, int]:
     """`compareTopicPartitionReplicas`: by broker, then topic, then partition."""
-    return replica[1], replica[0].topic, replica[0].partition
+    return replica.broker_id, replica.topic, replica.partition
 
 
 def target_moves(entries: Sequence[ReassignmentEntry]) -> dict[Replica, str]:
@@ -31,7 +31,7 @@ def target_moves(entries: Sequence[ReassignmentEntry]) -> dict[Replica, str]:
     moves: dict[Replica, str] = {}
     for entry in entries:
         for broker, log_dir in entry.log_dir_moves.items():
-            moves[(entry.partition, broker)] = log_dir
+            moves[TopicPartitionReplica(entry.partition.topic, entry.partition.partition, broker)] = log_dir
     return moves
 
 
@@ -86,7 +86,7 @@ def move_state_lines(states: Mapping[Replica, LogDirMoveState]) -> list[str]:
     """Kafka 2.8 `replicaMoveStatesToString`, one line per replica (none: Kafka prints an empty line)."""
     lines = []
     for replica, state in states.items():
-        tp, broker = replica
+        tp, broker = TopicPartition(replica.topic, replica.partition), replica.broker_id
         match state.kind:
             case MoveKind.MISSING_LOG_DIR:
                 lines.append(

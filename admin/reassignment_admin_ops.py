@@ -9,15 +9,18 @@ order) and the result values are `reassignment_ops`' own, so both modes print th
               with IncrementalAlterConfigs DELETE (topics that no longer exist are skipped)
     cancel    ListPartitionReassignments of the file's partitions, AlterPartitionReassignments(None)
     list      ListPartitionReassignments
+    log_dirs  AlterReplicaLogDirs once the reassignment started (retried while the broker answers
+              REPLICA_NOT_AVAILABLE, until --timeout), DescribeLogDirs for --verify and --cancel
 
 Every input is checked before the first write: a partition that does not exist is refused up front
 with the ZooKeeper path's text (Kafka's AdminClient path would set the throttles first and then fail
-per partition). `log_dirs` moves are refused until the client has AlterReplicaLogDirs.
+per partition).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin.kafka_client.client import KafkaClient
@@ -27,25 +30,40 @@ from kafkaops.admin.kafka_client.config_admin import (
     ResourceType,
     incremental_alter_configs,
 )
+from kafkaops.admin.kafka_client.log_dirs import (
+    TopicPartitionReplica,
+    alter_replica_log_dirs,
+    describe_replica_log_dirs,
+)
 from kafkaops.admin.kafka_client.reassignment_admin import (
     alter_partition_reassignments,
     list_partition_reassignments,
 )
 from kafkaops.admin.kafka_client.topic_admin import list_topics
+from kafkaops.admin.log_dir_moves import (
+    LogDirMoveState,
+    MoveKind,
+    ReplicaDirs,
+    move_state_lines,
+    move_states,
+    moves_started_line,
+    moves_timed_out_message,
+    replica_order,
+    target_moves,
+)
 from kafkaops.admin.reassignment import ClusterView, ReassignmentEntry, check_reassignment_entries
-from kafkaops.cluster.common.errors import AdminOperationError, BrokerError, TerseReassignmentFailure
+from kafkaops.cluster.common.errors import (
+    AdminOperationError,
+    BrokerError,
+    KafkaStorageError,
+    ReplicaNotAvailableError,
+    TerseReassignmentFailure,
+)
 from kafkaops.cluster.common.jvm_text import int_hash, scala_list_text, scala_set_order
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
-LOG_DIRS_NOT_YET = (
-    "Moving replicas between log directories (log_dirs in the reassignment JSON) is not supported by "
-    'kafkaops\' client yet: use "any" for every replica'
-)
-
-
-def refuse_log_dirs(entries: Sequence[ReassignmentEntry]) -> None:
-    if any(e.log_dir_moves for e in entries):
-        raise AdminOperationError(LOG_DIRS_NOT_YET)
+MOVE_RETRY_S = 0.1
+"""Kafka's pause between AlterReplicaLogDirs rounds while a replica does not exist on its broker yet."""
 
 
 def read_cluster(client: KafkaClient, topics: Sequence[str]) -> ClusterView:
@@ -89,7 +107,6 @@ def plan_execute(
     content checks, an active reassignment without `additional` (TerseReassignmentFailure), unknown
     brokers (`Unknown broker id N`), then the current replicas and the throttles to set."""
     check_reassignment_entries(entries)
-    refuse_log_dirs(entries)
     order = ops.kafka_map_order([e.partition for e in entries])
     by_partition = {e.partition: e.replicas for e in entries}
     proposed = {tp: by_partition[tp] for tp in order}
@@ -119,7 +136,16 @@ def plan_execute(
             for b in ops.reassigning_brokers(moves)
         }
     return ops.ExecutePlan(
-        proposed, current, active, moves, topic_throttles, broker_throttles, throttle, log_dir_throttle, additional
+        proposed,
+        current,
+        active,
+        moves,
+        topic_throttles,
+        broker_throttles,
+        throttle,
+        log_dir_throttle,
+        additional,
+        target_moves(entries),
     )
 
 
@@ -127,18 +153,84 @@ def _set(client: KafkaClient, resource: ConfigResource, values: Mapping[str, str
     incremental_alter_configs(client, resource, [(k, AlterConfigOpType.SET, v) for k, v in values.items()])
 
 
-def apply_execute(client: KafkaClient, plan: ops.ExecutePlan) -> None:
-    """The throttles (topics, then brokers), then AlterPartitionReassignments. Raises
-    TerseReassignmentFailure with Kafka's `Error reassigning partition(s):` text for refused partitions."""
+def apply_execute(
+    client: KafkaClient,
+    plan: ops.ExecutePlan,
+    timeout_ms: int,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[str]:
+    """The throttles (topics, then brokers, then the log-dir throttle of the brokers whose replicas move
+    between dirs), AlterPartitionReassignments, then the log-dir moves; Kafka's lines about the moves.
+    Raises TerseReassignmentFailure with Kafka's `Error reassigning partition(s):` text for refused
+    partitions, or when moves did not start within `timeout_ms`."""
     for topic, values in plan.topic_throttles.items():
         _set(client, ConfigResource(ResourceType.TOPIC, topic), values)
     for broker, values in plan.broker_throttles.items():
         _set(client, ConfigResource(ResourceType.BROKER, str(broker)), values)
+    if plan.log_dir_throttle >= 0:
+        for broker in sorted({r.broker_id for r in plan.log_dir_moves}):
+            _set(
+                client,
+                ConfigResource(ResourceType.BROKER, str(broker)),
+                {ops.BROKER_LOG_DIR_THROTTLE: str(plan.log_dir_throttle)},
+            )
     errors = alter_partition_reassignments(client, plan.proposed)
     if errors:
         raise TerseReassignmentFailure(
             "Error reassigning partition(s):\n" + "\n".join(f"{tp}: {errors[tp].message}" for tp in sorted(errors))
         )
+    return execute_moves(client, plan.log_dir_moves, timeout_ms, clock, sleep)
+
+
+def execute_moves(
+    client: KafkaClient,
+    moves: Mapping[TopicPartitionReplica, str],
+    timeout_ms: int,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[str]:
+    """Kafka's `executeMoves`: AlterReplicaLogDirs until every move started; a replica the broker does not
+    have yet (REPLICA_NOT_AVAILABLE: its reassignment has not created it) is asked again every 100 ms.
+    One line per round that started some. Raises AdminOperationError (`Failed to alter dir for ...`) for
+    another error, TerseReassignmentFailure when `timeout_ms` passes first."""
+    start = clock()
+    pending = dict(moves)
+    lines = []
+    while pending:
+        answers = alter_replica_log_dirs(client, pending)
+        for replica in sorted(answers, key=replica_order):
+            error = answers[replica]
+            if error is not None and not isinstance(error, ReplicaNotAvailableError):
+                raise AdminOperationError(f"Failed to alter dir for {replica}")
+        started = [r for r, error in answers.items() if error is None]
+        if started:
+            lines.append(moves_started_line(started))
+        for replica in started:
+            del pending[replica]
+        if pending and clock() >= start + timeout_ms / 1000:
+            raise TerseReassignmentFailure(moves_timed_out_message(list(pending)))
+        if pending:
+            sleep(MOVE_RETRY_S)
+    return lines
+
+
+def log_dir_states(
+    client: KafkaClient, targets: Mapping[TopicPartitionReplica, str]
+) -> dict[TopicPartitionReplica, LogDirMoveState]:
+    """Kafka's `findLogDirMoveStates` over DescribeLogDirs: a replica in an offline log dir (KAFKA_STORAGE_ERROR)
+    or on no dir of its broker has no current dir."""
+    if not targets:
+        return {}
+    found = {}
+    for replica, info in describe_replica_log_dirs(client, targets).items():
+        if isinstance(info, KafkaStorageError):
+            found[replica] = ReplicaDirs(None, None)
+        elif isinstance(info, BrokerError):
+            raise info
+        else:
+            found[replica] = ReplicaDirs(info.current_replica_log_dir, info.future_replica_log_dir)
+    return move_states(targets, found)
 
 
 # --- --verify ------------------------------------------------------------------------------------
@@ -151,7 +243,6 @@ def verify_reassignment(
     progress (its current replicas are the full set), any other is done on its replicas now (none for a
     partition that does not exist); when no reassignment is ongoing anywhere in the cluster, clear the
     throttles unless preserved."""
-    refuse_log_dirs(entries)
     targets = ops.targets_of(entries)
     ongoing = list_partition_reassignments(client)
     current = _current_replicas(client, [tp for tp in targets if tp not in ongoing])
@@ -161,10 +252,12 @@ def verify_reassignment(
         else ops.PartitionState(current.get(tp, ()), tuple(targets[tp]), True)
         for tp in sorted(targets)
     }
+    moves = log_dir_states(client, target_moves(entries))
+    moving = not all(state.done for state in moves.values())
     cleared = None
-    if not ongoing and not preserve_throttles:
+    if not ongoing and not moving and not preserve_throttles:
         cleared = clear_throttles(client, entries)
-    return ops.VerifyResult(states, bool(ongoing), cleared)
+    return ops.VerifyResult(states, bool(ongoing) or moving, cleared, tuple(move_state_lines(moves)))
 
 
 def clear_throttles(client: KafkaClient, entries: Sequence[ReassignmentEntry]) -> ops.ClearedThrottles:
@@ -221,12 +314,16 @@ def read_progress(
 
 
 def cancel_reassignment(
-    client: KafkaClient, entries: Sequence[ReassignmentEntry], *, preserve_throttles: bool = False
+    client: KafkaClient,
+    entries: Sequence[ReassignmentEntry],
+    *,
+    preserve_throttles: bool = False,
+    timeout_ms: int = 10000,
 ) -> ops.CancelResult:
     """Kafka 2.8's AdminClient `cancelAssignment`: cancel the file's partitions that are being
-    reassigned, then clear the throttles unless preserved. Raises TerseReassignmentFailure with Kafka's
-    text for partitions the controller refused."""
-    refuse_log_dirs(entries)
+    reassigned, move the file's replicas that are moving between log dirs back to their current dir,
+    then clear the throttles unless preserved. Raises TerseReassignmentFailure with Kafka's text for
+    partitions the controller refused."""
     targets = ops.targets_of(entries)
     active = {tp: a for tp, a in list_partition_reassignments(client, list(targets)).items() if a.is_being_reassigned}
     if active:
@@ -237,8 +334,14 @@ def cancel_reassignment(
                 f"Error cancelling partition reassignment{plural} for:\n"
                 + "\n".join(f"{tp}: {errors[tp].message}" for tp in sorted(errors))
             )
+    moving = {
+        replica: state.current
+        for replica, state in log_dir_states(client, target_moves(entries)).items()
+        if state.kind is MoveKind.ACTIVE and state.current is not None
+    }
+    move_lines = execute_moves(client, moving, timeout_ms) if moving else []
     cleared = None if preserve_throttles else clear_throttles(client, entries)
-    return ops.CancelResult({tp: tuple(a.original_replicas) for tp, a in active.items()}, cleared)
+    return ops.CancelResult({tp: tuple(a.original_replicas) for tp, a in active.items()}, cleared, tuple(move_lines))
 
 
 def list_reassignments(client: KafkaClient) -> dict[TopicPartition, ReplicaAssignment]:

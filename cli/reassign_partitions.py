@@ -325,6 +325,8 @@ WAIT_FAILED = "Partition reassignment did not reach its target replicas for: {}"
 WAIT_TIMED_OUT = "Timed out after {} ms waiting for partition reassignment of: {}"
 EXIT_TIMED_OUT = 3
 WAIT_INTERVAL_S = 1.0
+DEFAULT_EXECUTE_TIMEOUT_MS = 10000
+"""--timeout of --execute and --cancel: how long log-dir moves may take to start (Kafka's default)."""
 
 
 def _plural(items: Sequence[object]) -> str:
@@ -381,7 +383,7 @@ def cleared_lines(cleared: ops.ClearedThrottles | None) -> list[str]:
 def cancel_lines(result: ops.CancelResult) -> list[str]:
     cancelled = sorted(result.cancelled)
     first = CANCELLED.format(_plural(cancelled), _partitions_text(cancelled)) if cancelled else NONE_ACTIVE
-    return [first, NO_MOVES_ACTIVE, *cleared_lines(result.cleared)]
+    return [first, *(result.move_lines or [NO_MOVES_ACTIVE]), *cleared_lines(result.cleared)]
 
 
 def list_lines(active: Mapping[TopicPartition, ReplicaAssignment]) -> list[str]:
@@ -503,8 +505,9 @@ class _ZooKeeperActions:
     def plan_execute(self, entries: Sequence[ReassignmentEntry], **kwargs: Any) -> ops.ExecutePlan:
         return ops.plan_execute(self.zk, entries, **kwargs)
 
-    def apply_execute(self, plan: ops.ExecutePlan) -> None:
+    def apply_execute(self, plan: ops.ExecutePlan, timeout_ms: int) -> list[str]:
         ops.apply_execute(self.zk, plan)
+        return []
 
     def verify(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.VerifyResult:
         return ops.verify_reassignment(self.zk, entries, preserve_throttles=preserve_throttles)
@@ -517,14 +520,13 @@ class _ZooKeeperActions:
     ) -> ops.ReassignmentProgress:
         return ops.read_progress(self.zk, targets, elapsed)
 
-    def cancel(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.CancelResult:
+    def cancel(
+        self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool, timeout_ms: int
+    ) -> ops.CancelResult:
         return ops.cancel_reassignment(self.zk, entries, preserve_throttles=preserve_throttles)
 
     def list(self) -> dict[TopicPartition, ReplicaAssignment]:
         return ops.list_reassignments(self.zk)
-
-    # Kafka's AdminClient path prints its (empty) log-dir move report as a blank line after the states
-    verify_trailer: tuple[str, ...] = ()
 
 
 class _AdminActions:
@@ -536,27 +538,29 @@ class _AdminActions:
     def plan_execute(self, entries: Sequence[ReassignmentEntry], **kwargs: Any) -> ops.ExecutePlan:
         return admin_ops.plan_execute(self.client, entries, **kwargs)
 
-    def apply_execute(self, plan: ops.ExecutePlan) -> None:
-        admin_ops.apply_execute(self.client, plan)
+    def apply_execute(self, plan: ops.ExecutePlan, timeout_ms: int) -> list[str]:
+        return admin_ops.apply_execute(self.client, plan, timeout_ms)
 
     def verify(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.VerifyResult:
         return admin_ops.verify_reassignment(self.client, entries, preserve_throttles=preserve_throttles)
 
     def refuse_log_dirs(self, entries: Sequence[ReassignmentEntry]) -> None:
-        admin_ops.refuse_log_dirs(entries)
+        """The Admin API moves replicas between log dirs."""
 
     def read_progress(
         self, targets: Mapping[TopicPartition, Sequence[int]], elapsed: float
     ) -> ops.ReassignmentProgress:
         return admin_ops.read_progress(self.client, targets, elapsed)
 
-    def cancel(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.CancelResult:
-        return admin_ops.cancel_reassignment(self.client, entries, preserve_throttles=preserve_throttles)
+    def cancel(
+        self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool, timeout_ms: int
+    ) -> ops.CancelResult:
+        return admin_ops.cancel_reassignment(
+            self.client, entries, preserve_throttles=preserve_throttles, timeout_ms=timeout_ms
+        )
 
     def list(self) -> dict[TopicPartition, ReplicaAssignment]:
         return admin_ops.list_reassignments(self.client)
-
-    verify_trailer: tuple[str, ...] = ("",)
 
 
 _Actions = _ZooKeeperActions | _AdminActions
@@ -637,15 +641,15 @@ def _run_action(
         if text:
             print_lines(execute_lines_before(plan))
             sys.stdout.flush()
-        actions.apply_execute(plan)
-        _print(text, execute_lines_after(plan), execute_document(plan))
+        moves = actions.apply_execute(plan, DEFAULT_EXECUTE_TIMEOUT_MS if timeout is None else timeout)
+        _print(text, [*execute_lines_after(plan), *moves], execute_document(plan))
     elif action == "verify":
         progress = None
         if wait:
             actions.refuse_log_dirs(entries)  # before waiting, as a plain --verify checks first
             progress = _wait(actions, ops.targets_of(entries), timeout, output)
         result = actions.verify(entries, preserve_throttles)
-        lines = [*status_lines(result.states), *actions.verify_trailer, *cleared_lines(result.cleared)]
+        lines = [*status_lines(result.states), *result.move_lines, *cleared_lines(result.cleared)]
         _print(text, lines, verify_document(result, progress))
         if progress is not None:
             sys.stdout.flush()
@@ -656,7 +660,9 @@ def _run_action(
                 sys.stderr.write(WAIT_TIMED_OUT.format(waited, _partitions_text(result.in_progress)) + "\n")
                 raise typer.Exit(EXIT_TIMED_OUT)
     elif action == "cancel":
-        cancelled = actions.cancel(entries, preserve_throttles)
+        cancelled = actions.cancel(
+            entries, preserve_throttles, DEFAULT_EXECUTE_TIMEOUT_MS if timeout is None else timeout
+        )
         _print(text, cancel_lines(cancelled), cancel_document(cancelled))
     else:
         active = actions.list()

@@ -230,3 +230,46 @@ def test_list_partition_reassignments(version):
     client = WireClient(version, answer)
     reassignment_admin.list_partition_reassignments(client)  # type: ignore[arg-type]
     assert client.requests[0][1]["topics"] is None
+
+
+class SequenceClient(WireClient):
+    """A WireClient answering from a list, one answer per request."""
+
+    def __init__(self, version: int, answers: list[Mapping[str, Any]]) -> None:
+        super().__init__(version, answers[0])
+        self.answers = list(answers)
+
+    def _round_trip(self, api_key: ApiKey, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.answer = self.answers.pop(0)
+        return super()._round_trip(api_key, body)
+
+
+def _alter_dirs_answer(code: int) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "results": [{"topic_name": "t", "partitions": [{"partition_index": 0, "error_code": code}]}],
+    }
+
+
+@pytest.mark.parametrize("version", versions(ApiKey.ALTER_REPLICA_LOG_DIRS))
+def test_log_dir_moves_are_retried_while_the_replica_is_not_there_yet(version):
+    from kafkaops.admin.kafka_client.log_dirs import TopicPartitionReplica
+    from kafkaops.admin.reassignment_admin_ops import execute_moves
+    from kafkaops.cluster.common.errors import AdminOperationError, TerseReassignmentFailure
+
+    replica = TopicPartitionReplica("t", 0, 1)
+    pauses: list[float] = []
+    client = SequenceClient(version, [_alter_dirs_answer(9), _alter_dirs_answer(0)])
+    lines = execute_moves(client, {replica: "/data/b"}, 10000, clock=lambda: 0.0, sleep=pauses.append)  # type: ignore[arg-type]
+    assert lines == ["Successfully started log directory move for: t-0-1"]
+    assert pauses == [0.1]
+    assert [r[1]["dirs"][0]["path"] for r in client.requests] == ["/data/b", "/data/b"]
+    times = iter([0.0, 20.0])
+    client = SequenceClient(version, [_alter_dirs_answer(9)])
+    with pytest.raises(
+        TerseReassignmentFailure, match="^Timed out before log directory move could be started for: t-0-1$"
+    ):
+        execute_moves(client, {replica: "/data/b"}, 10000, clock=lambda: next(times), sleep=pauses.append)  # type: ignore[arg-type]
+    client = SequenceClient(version, [_alter_dirs_answer(57)])  # LOG_DIR_NOT_FOUND
+    with pytest.raises(AdminOperationError, match="^Failed to alter dir for t-0-1$"):
+        execute_moves(client, {replica: "/nope"}, 10000)  # type: ignore[arg-type]

@@ -250,16 +250,17 @@ def test_synonym_values_print_null_as_java_does():
 
 
 def test_log_dir_move_states_and_kafkas_texts():
+    from kafkaops.admin.kafka_client.log_dirs import TopicPartitionReplica as R
     from kafkaops.admin.log_dir_moves import ReplicaDirs, move_state_lines, move_states, moves_started_line
 
-    t0, t1 = TopicPartition("t", 0), TopicPartition("t", 1)
-    targets = {(t0, 2): "/d2", (t0, 1): "/d1", (t1, 1): "/d1", (t1, 3): "/d3", (t1, 4): "/d4", (t1, 5): "/d5"}
+    targets = {R("t", 0, 2): "/d2", R("t", 0, 1): "/d1", R("t", 1, 1): "/d1", R("t", 1, 3): "/d3", R("t", 1, 4): "/d4"}
+    targets[R("t", 1, 5)] = "/d5"
     found = {
-        (t0, 1): ReplicaDirs("/d1", None),
-        (t0, 2): ReplicaDirs("/d0", "/d2"),
-        (t1, 1): ReplicaDirs("/d0", "/dx"),
-        (t1, 3): ReplicaDirs("/d0", None),
-        (t1, 4): ReplicaDirs(None, None),
+        R("t", 0, 1): ReplicaDirs("/d1", None),
+        R("t", 0, 2): ReplicaDirs("/d0", "/d2"),
+        R("t", 1, 1): ReplicaDirs("/d0", "/dx"),
+        R("t", 1, 3): ReplicaDirs("/d0", None),
+        R("t", 1, 4): ReplicaDirs(None, None),
     }
     states = move_states(targets, found)
     assert [s.done for s in states.values()] == [True, False, False, True, False, False]
@@ -272,4 +273,6 @@ def test_log_dir_move_states_and_kafkas_texts():
         "Partition t-1 cannot be found in any live log directory on broker 5.",
     ]
     assert move_state_lines({}) == [""]
-    assert moves_started_line([(t1, 1), (t0, 2)]) == "Successfully started log directory moves for: t-1-1,t-0-2"
+    assert (
+        moves_started_line([R("t", 1, 1), R("t", 0, 2)]) == "Successfully started log directory moves for: t-1-1,t-0-2"
+    )
