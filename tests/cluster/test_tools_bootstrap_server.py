@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
+from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.connection import BrokerConnection, parse_bootstrap_servers
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient
 from tests.cluster.clients_util import all_bootstraps, wait_partitions
+from tests.cluster.test_log_dirs import data_dirs, replica_dirs, two_dir_cluster  # noqa: F401 (a fixture)
 from tests.conftest import read_tree
 
 MODES = ["zookeeper", "bootstrap-server"]
@@ -421,3 +423,54 @@ def test_replica_verification_takes_the_bootstrap_server(tools: Tools):
         "replica-verification", "--bootstrap-server", tools.bootstrap, "--once", "--topic-white-list", "same"
     )
     assert result.exit_code == 0, result.stderr
+
+
+def test_reassignment_moves_a_replica_between_log_dirs(
+    request: pytest.FixtureRequest, zk: KafkaZkClient, zk_connect: str, run_cli: Any, tmp_path: Path
+):
+    """`log_dirs` in the reassignment JSON (--bootstrap-server only, as Kafka): the replica moves to the
+    named dir, --verify reports it with Kafka's texts, then clears the throttles."""
+    local = request.getfixturevalue("two_dir_cluster")(2)
+    tools = Tools(local, zk, zk_connect, run_cli)
+    tools.create("moved", "0:1")
+    with KafkaClient(tools.bootstrap) as client:
+        current = replica_dirs(client, "moved", 0, [0])[0].current_replica_log_dir
+    target = next(str(d) for d in data_dirs(local, 0) if str(d) != current)
+    plan = _file(
+        tmp_path,
+        "dirs.json",
+        {
+            "version": 1,
+            "partitions": [{"topic": "moved", "partition": 0, "replicas": [0, 1], "log_dirs": [target, "any"]}],
+        },
+    )
+    result = tools.run(
+        "bootstrap-server",
+        "reassign-partitions",
+        "--execute",
+        "--reassignment-json-file",
+        plan,
+        "--replica-alter-log-dirs-throttle",
+        "100000000",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith(
+        "The replica-alter-dir throttle limit was set to 100000000 B/s\n"
+        "Successfully started partition reassignment for moved-0\n"
+        "Successfully started log directory move for: moved-0-0\n"
+    )
+
+    def verified() -> str | None:
+        out = tools.run("bootstrap-server", "reassign-partitions", "--verify", "--reassignment-json-file", plan).stdout
+        return out if "Reassignment of replica moved-0-0 completed successfully." in out else None
+
+    out = wait_for(verified, timeout_s=60)
+    assert out == (
+        "Status of partition reassignment:\n"
+        "Reassignment of partition moved-0 is complete.\n"
+        "Reassignment of replica moved-0-0 completed successfully.\n"
+        "Clearing broker-level throttles on brokers 0,1\n"
+        "Clearing topic-level throttles on topic moved\n"
+    )
+    with KafkaClient(tools.bootstrap) as client:
+        assert replica_dirs(client, "moved", 0, [0])[0].current_replica_log_dir == target
