@@ -478,3 +478,31 @@ def test_reassignment_moves_a_replica_between_log_dirs(
     )
     with KafkaClient(tools.bootstrap) as client:
         assert replica_dirs(client, "moved", 0, [0])[0].current_replica_log_dir == target
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reassignment_additional_and_cancel_in_both_modes(tools: Tools, mode: str, tmp_path: Path):
+    tools.create("first", "0")
+    tools.create("other", "2")
+    plan = _file(
+        tmp_path, "p.json", {"version": 1, "partitions": [{"topic": "first", "partition": 0, "replicas": [1]}]}
+    )
+    more = _file(
+        tmp_path, "m.json", {"version": 1, "partitions": [{"topic": "other", "partition": 0, "replicas": [1]}]}
+    )
+    result = tools.run(mode, "reassign-partitions", "--execute", "--reassignment-json-file", plan)
+    assert result.exit_code == 0, result.stderr
+    result = tools.run(mode, "reassign-partitions", "--execute", "--additional", "--reassignment-json-file", more)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith("Successfully started partition reassignment for other-0\n")
+    for done in (plan, more):
+        result = tools.run(mode, "reassign-partitions", "--verify", "--wait", "--reassignment-json-file", done)
+        assert result.exit_code == 0, result.stderr
+    result = tools.run(
+        mode, "reassign-partitions", "--cancel", "--reassignment-json-file", plan, "--preserve-throttles"
+    )
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "None of the specified partition reassignments are active.\nNone of the specified partition moves are active.\n",
+    ), result.stderr
+    assert tools.zk.get_topic_assignments(["first"])["first"].partitions[0].replicas == (1,)
