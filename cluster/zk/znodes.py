@@ -15,7 +15,7 @@ import enum
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote_plus
 
 from kafkaops.cluster.common.errors import MalformedZNodeError, NumberFormatError
 from kafkaops.cluster.common.jvm_text import java_parse_int, java_parse_long, properties_order
@@ -603,7 +603,15 @@ def sanitize_entity_name(name: str) -> str:
 
 
 def desanitize_entity_name(name: str) -> str:
-    return unquote(name)
+    """Kafka's `Sanitizer.desanitize` (Java's URLDecoder: `+` is a space too)."""
+    return unquote_plus(name)
+
+
+def user_client_entity_path(sanitized_user: str, sanitized_client_id: str | None = None) -> str:
+    """A <user, client-id> quota entity's path under `/config/users`: `<user>/clients/<client-id>`, or
+    `<user>/clients` (the parent of a user's client entities) without a client id."""
+    clients = f"{sanitized_user}/{ConfigType.CLIENT}"
+    return clients if sanitized_client_id is None else f"{clients}/{sanitized_client_id}"
 
 
 class ConfigZNode:
