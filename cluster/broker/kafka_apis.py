@@ -18,14 +18,18 @@ server wires it in; the broker never imports the controller.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafkaops.cluster.broker import responses
+from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
+from kafkaops.cluster.broker.request_channel import RequestContext
 from kafkaops.cluster.broker.requests import (
     ControlledShutdownRequest,
     ElectLeadersRequest,
@@ -39,7 +43,7 @@ from kafkaops.cluster.broker.requests import (
     StopReplicaRequest,
     UpdateMetadataRequest,
 )
-from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, PartitionErrors
+from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
@@ -50,6 +54,8 @@ from kafkaops.cluster.zk.values import TopicPartition
 Body = Mapping[str, Any]
 Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
+ContextHandler = Callable[[RequestHeader, Body, RequestContext], Awaitable[Response | None]]
+INT32_MAX = 2**31 - 1
 
 
 class LocalController(Protocol):
@@ -82,6 +88,7 @@ class KafkaApis:
         metadata_cache: MetadataCache,
         controller: LocalController,
         broker_epoch: Callable[[], int],
+        quotas: QuotaManagers | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.cluster_id = cluster_id
@@ -92,8 +99,6 @@ class KafkaApis:
         self.broker_epoch = broker_epoch
         self.producer_ids = ProducerIdManager(broker_id, zk)
         self._handlers: dict[ApiKey, Handler] = {
-            ApiKey.PRODUCE: self.handle_produce_request,
-            ApiKey.FETCH: self.handle_fetch_request,
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
             ApiKey.METADATA: self.handle_topic_metadata_request,
@@ -107,22 +112,60 @@ class KafkaApis:
             ApiKey.UPDATE_METADATA: self.handle_update_metadata_request,
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
         }
-        self.served = frozenset(self._handlers)
+        # the handlers that need the request's context: the client quotas they record and throttle
+        self._context_handlers: dict[ApiKey, ContextHandler] = {
+            ApiKey.PRODUCE: self.handle_produce_request,
+            ApiKey.FETCH: self.handle_fetch_request,
+        }
+        self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
+        self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
 
-    async def handle(self, request: Request) -> Response | None:
-        """The response body to `request` (an API in `served`), or None when it gets no response."""
-        return await self._handlers[request.header.api_key](request.header, request.body)
+    async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
+        """The response body to `request` (an API in `served`), or None when it gets no response.
+        `context` (the network layer's) gets the throttle time to mute the connection for."""
+        key = request.header.api_key
+        if key in self._context_handlers:
+            return await self._context_handlers[key](request.header, request.body, context or RequestContext())
+        return await self._handlers[key](request.header, request.body)
 
     # --- data ----------------------------------------------------------------------------------------------
 
-    async def handle_produce_request(self, header: RequestHeader, body: Body) -> Response | None:
+    async def handle_produce_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response | None:
         request = ProduceRequest.from_wire(body, header.api_version)
         results = await self.replica_manager.append_records(request)
-        return None if request.acks == 0 else responses.produce_response(results)
+        # Kafka records the request's size against the producer's quota once appended, and mutes the
+        # connection for the throttle (also for acks=0, which gets no response to carry it)
+        throttle_time_ms = self.quotas.produce.maybe_record_and_get_throttle_time_ms(
+            context.sanitized_user, header.client_id, context.size_in_bytes, self.quotas.produce.clock_ms()
+        )
+        context.throttle_time_ms = throttle_time_ms
+        return None if request.acks == 0 else responses.produce_response(results, throttle_time_ms)
 
-    async def handle_fetch_request(self, header: RequestHeader, body: Body) -> Response:
-        return responses.fetch_response(await self.replica_manager.fetch_messages(FetchRequest.from_wire(body)))
+    async def handle_fetch_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        request = FetchRequest.from_wire(body)
+        if request.is_from_follower:  # replication is throttled by the replication quotas only
+            return responses.fetch_response(await self.replica_manager.fetch_messages(request))
+        fetch_quota = self.quotas.fetch
+        user, client_id = context.sanitized_user, header.client_id
+        # a response larger than the quota allows in a whole window would always be throttled
+        max_quota_window_bytes = min(int(fetch_quota.max_value_in_quota_window(user, client_id)), INT32_MAX)
+        if max_quota_window_bytes < request.max_bytes:
+            request = dataclasses.replace(request, max_bytes=max_quota_window_bytes)
+        result = await self.replica_manager.fetch_messages(request)
+        if not fetch_quota.quotas_enabled:
+            return responses.fetch_response(result)
+        response_size = responses.fetch_response_size(result, header.api_version)
+        now_ms = fetch_quota.clock_ms()
+        throttle_time_ms = fetch_quota.maybe_record_and_get_throttle_time_ms(user, client_id, response_size, now_ms)
+        if throttle_time_ms > 0:
+            # Kafka answers a throttled fetch empty, and takes back what it recorded for it
+            fetch_quota.unrecord(user, client_id, response_size, now_ms)
+            context.throttle_time_ms = throttle_time_ms
+            return responses.fetch_response(FetchResult(errors.NONE, result.session_id, []), throttle_time_ms)
+        return responses.fetch_response(result)
 
     async def handle_list_offsets_request(self, header: RequestHeader, body: Body) -> Response:
         request = ListOffsetsRequest.from_wire(body)

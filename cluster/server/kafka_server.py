@@ -124,7 +124,9 @@ class KafkaServer:
         self.endpoints = self._run(self.socket_server.startup())
         self._listening = True
         self._loop.call_soon_threadsafe(self.replica_manager.start_background_tasks)
-        DynamicConfigManager(self.broker_id, self.zk, self.replica_manager, self._loop, self._stopped.is_set).startup()
+        DynamicConfigManager(
+            self.broker_id, self.zk, self.replica_manager, self._loop, self._stopped.is_set, self.apis.quotas
+        ).startup()
         self.broker_epoch = self._register_waiting_for_stale_session()
         # Requests are processed only from here on (Kafka binds early but starts its request processors
         # after registering): a broker still waiting out its predecessor's session must not tell clients

@@ -1,0 +1,78 @@
+"""Client quotas enforced by real brokers, seen by real clients: a producer over its `producer_byte_rate`
+is told `throttle_time_ms` > 0 in its Produce responses (librdkafka's throttle callback) and every record
+still arrives; once the quota is deleted (`kafkaops configs --delete-config`, a change notification the
+broker applies live) the same client id produces unthrottled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkaops.admin import topics as admin_topics
+from kafkaops.admin.assignment import JavaRandom
+from kafkaops.cluster.local.waiting import wait_for
+from tests.cluster.clients_util import CLIENT_TIMEOUT_S, bootstrap_of, wait_partitions
+
+CLIENT_ID = "quota-producer"
+RECORDS = 60
+RECORD_BYTES = 1024
+
+
+def produce(bootstrap: str, topic: str) -> tuple[list[Any], list[int]]:
+    """RECORDS records of RECORD_BYTES by a confluent-kafka producer with client.id CLIENT_ID; returns the
+    delivery results (offsets or errors) and the throttle times its throttle callback reported."""
+    from confluent_kafka import Producer
+
+    throttles: list[int] = []
+    results: list[Any] = []
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": CLIENT_ID,
+            "acks": "all",
+            "linger.ms": 0,
+            "batch.num.messages": 4,
+            "message.timeout.ms": int(CLIENT_TIMEOUT_S * 1000),
+            "throttle_cb": lambda event: throttles.append(event.throttle_time),
+        }
+    )
+    for i in range(RECORDS):
+        producer.produce(
+            topic,
+            value=bytes([i % 256]) * RECORD_BYTES,
+            partition=0,
+            on_delivery=lambda err, msg: results.append(err if err is not None else msg.offset()),
+        )
+        producer.poll(0)
+    assert producer.flush(CLIENT_TIMEOUT_S) == 0
+    producer.poll(0)
+    return results, throttles
+
+
+def test_producer_throttled_by_its_quota_then_let_go(cluster, zk, run_cli) -> None:  # type: ignore[no-untyped-def]
+    # 4 KB/s over the 10-second window: 40 KB pass at once, the other 20 KB only at the quota's pace
+    quota = run_cli(
+        "configs", "--alter", "--entity-type", "clients", "--entity-name", CLIENT_ID,
+        "--add-config", "producer_byte_rate=4096",
+    )  # fmt: skip
+    assert quota.exit_code == 0, quota.stderr
+    local = cluster(brokers=1)
+    admin_topics.create_topic(zk, "q", 1, 1, None, {}, rng=JavaRandom(1))
+    wait_partitions(zk, "q", 1, isr_size=1)
+    bootstrap = bootstrap_of(local)
+
+    results, throttles = produce(bootstrap, "q")
+    assert results == list(range(RECORDS))  # every record delivered, in order
+    assert max(throttles) > 0, throttles
+
+    deleted = run_cli(
+        "configs", "--alter", "--entity-type", "clients", "--entity-name", CLIENT_ID,
+        "--delete-config", "producer_byte_rate",
+    )  # fmt: skip
+    assert deleted.exit_code == 0, deleted.stderr
+
+    def unthrottled() -> bool:
+        results, throttles = produce(bootstrap, "q")
+        assert all(isinstance(r, int) for r in results), results
+        return not any(throttles)
+
+    wait_for(unthrottled, timeout_s=60, what="a producer without a quota produced unthrottled")
