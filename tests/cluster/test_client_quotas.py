@@ -76,3 +76,55 @@ def test_producer_throttled_by_its_quota_then_let_go(cluster, zk, run_cli) -> No
         return not any(throttles)
 
     wait_for(unthrottled, timeout_s=60, what="a producer without a quota produced unthrottled")
+
+
+def consume(bootstrap: str, topic: str, count: int) -> tuple[list[int], list[int]]:
+    """The offsets a confluent-kafka consumer (client.id CLIENT_ID, assign() only) reads up to `count`
+    records, and the throttle times its throttle callback reported."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    throttles: list[int] = []
+    offsets: list[int] = []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": CLIENT_ID,
+            "group.id": "kafkaops-test",
+            "enable.auto.commit": False,
+            "throttle_cb": lambda event: throttles.append(event.throttle_time),
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+
+        def read_all() -> bool:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                offsets.append(message.offset())
+            return len(offsets) >= count
+
+        wait_for(read_all, timeout_s=CLIENT_TIMEOUT_S, interval_s=0, what=f"{count} records consumed")
+    finally:
+        consumer.close()
+    return offsets, throttles
+
+
+def test_consumer_throttled_by_its_quota(cluster, zk, run_cli) -> None:  # type: ignore[no-untyped-def]
+    local = cluster(brokers=1)
+    admin_topics.create_topic(zk, "q", 1, 1, None, {}, rng=JavaRandom(1))
+    wait_partitions(zk, "q", 1, isr_size=1)
+    bootstrap = bootstrap_of(local)
+    results, _ = produce(bootstrap, "q")  # no quota yet
+    assert results == list(range(RECORDS))
+    # the default client's quota: 4 KB/s, 40 KB in the first window, the other 20 KB at its pace
+    quota = run_cli("configs", "--alter", "--client-defaults", "--add-config", "consumer_byte_rate=4096")
+    assert quota.exit_code == 0, quota.stderr
+
+    def throttled() -> list[int] | None:
+        offsets, throttles = consume(bootstrap, "q", RECORDS)
+        assert offsets == list(range(RECORDS))  # every record, in order, throttled or not
+        return throttles if any(throttles) else None
+
+    # the broker applies the quota when its watch fires: until then a consumer is not throttled
+    throttles = wait_for(throttled, timeout_s=120, interval_s=0, what="a consumer over its quota was throttled")
+    assert max(throttles) > 0
