@@ -24,12 +24,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafkaops.cluster.broker import responses
-from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
+from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.broker.request_channel import RequestContext
+from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
 from kafkaops.cluster.broker.requests import (
     ControlledShutdownRequest,
     ElectLeadersRequest,
@@ -56,6 +56,17 @@ Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
 ContextHandler = Callable[[RequestHeader, Body, RequestContext], Awaitable[Response | None]]
 INT32_MAX = 2**31 - 1
+
+
+# requests between brokers are never throttled (Kafka: the cluster actions, and a follower's fetch)
+_CLUSTER_ACTIONS = frozenset(
+    {ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA, ApiKey.CONTROLLED_SHUTDOWN}
+)
+
+
+def _exempt_from_request_quota(request: Request) -> bool:
+    key = request.header.api_key
+    return key in _CLUSTER_ACTIONS or (key == ApiKey.FETCH and request.body.get("replica_id", -1) >= 0)
 
 
 class LocalController(Protocol):
@@ -124,9 +135,32 @@ class KafkaApis:
     async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
         """The response body to `request` (an API in `served`), or None when it gets no response.
         `context` (the network layer's) gets the throttle time to mute the connection for."""
+        context = context or RequestContext()
+        header = request.header
+        request_quota = self.quotas.request
+        if not request_quota.quotas_enabled or _exempt_from_request_quota(request):
+            return await self._dispatch(request, context)
+        timed = TimedCoroutine(self._dispatch(request, context))
+        response = await timed
+        if response is None:  # Kafka does not enforce the request quota on acks=0
+            return response
+        # ClientRequestQuotaManager: the handler's time as a percentage of one second, throttled (for one
+        # window at most) over `request_percentage`; the response carries the larger of the two throttles
+        throttle_time_ms = request_quota.maybe_record_and_get_throttle_time_ms(
+            context.sanitized_user,
+            header.client_id,
+            timed.nanos * NANOS_TO_PERCENTAGE_PER_SECOND,
+            request_quota.clock_ms(),
+        )
+        if throttle_time_ms > context.throttle_time_ms:
+            context.throttle_time_ms = throttle_time_ms
+            response["throttle_time_ms"] = throttle_time_ms
+        return response
+
+    async def _dispatch(self, request: Request, context: RequestContext) -> Response | None:
         key = request.header.api_key
         if key in self._context_handlers:
-            return await self._context_handlers[key](request.header, request.body, context or RequestContext())
+            return await self._context_handlers[key](request.header, request.body, context)
         return await self._handlers[key](request.header, request.body)
 
     # --- data ----------------------------------------------------------------------------------------------

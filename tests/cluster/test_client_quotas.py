@@ -128,3 +128,19 @@ def test_consumer_throttled_by_its_quota(cluster, zk, run_cli) -> None:  # type:
     # the broker applies the quota when its watch fires: until then a consumer is not throttled
     throttles = wait_for(throttled, timeout_s=120, interval_s=0, what="a consumer over its quota was throttled")
     assert max(throttles) > 0
+
+
+def test_request_percentage_throttles_for_one_window_at_most(cluster, zk, run_cli) -> None:  # type: ignore[no-untyped-def]
+    # a quota of a millionth of a percent of a request handler: any request is over it, and Kafka's
+    # ClientRequestQuotaManager throttles for one quota window (1 s) at most
+    quota = run_cli(
+        "configs", "--alter", "--entity-type", "users", "--entity-name", "ANONYMOUS",
+        "--entity-type", "clients", "--entity-name", CLIENT_ID, "--add-config", "request_percentage=0.000001",
+    )  # fmt: skip
+    assert quota.exit_code == 0, quota.stderr
+    local = cluster(brokers=1)
+    admin_topics.create_topic(zk, "q", 1, 1, None, {}, rng=JavaRandom(1))
+    wait_partitions(zk, "q", 1, isr_size=1)
+    results, throttles = produce(bootstrap_of(local), "q")
+    assert results == list(range(RECORDS))
+    assert 0 < max(throttles) <= 1000, throttles

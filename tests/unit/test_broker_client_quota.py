@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kafkaops.cluster.broker.client_quota_manager import (
@@ -14,6 +16,7 @@ from kafkaops.cluster.broker.client_quota_manager import (
     parse_quota_config,
     throttle_time_ms,
 )
+from kafkaops.cluster.broker.request_channel import TimedCoroutine
 
 D = "<default>"
 
@@ -156,3 +159,52 @@ def test_parse_quota_config() -> None:
     assert parse_quota_config({}) == QuotaConfig()
     with pytest.raises(ValueError):
         parse_quota_config({"producer_byte_rate": "1.5"})
+
+
+def test_timed_coroutine_counts_the_steps_not_the_waits() -> None:
+    """The handler's own time is what the request quota charges: with a clock that the coroutine's two
+    steps advance by 5 and 7 ns, and the wait between them by 1000 ns, it ran 12 ns."""
+    now = [0]
+
+    async def main() -> tuple[str, int]:
+        loop = asyncio.get_running_loop()
+        waited = loop.create_future()
+
+        async def handler() -> str:
+            now[0] += 5
+            await waited
+            now[0] += 7
+            return "answer"
+
+        def finish() -> None:
+            now[0] += 1000
+            waited.set_result(None)
+
+        loop.call_soon(finish)
+        timed = TimedCoroutine(handler(), clock_ns=lambda: now[0])
+        return await timed, timed.nanos
+
+    assert asyncio.run(main()) == ("answer", 12)
+
+
+def test_timed_coroutine_passes_cancellation_on() -> None:
+    cleaned: list[bool] = []
+
+    async def handler() -> None:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            cleaned.append(True)
+
+    async def timed() -> None:
+        await TimedCoroutine(handler())
+
+    async def main() -> None:
+        task = asyncio.create_task(timed())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert cleaned == [True]
