@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kafkaops.cluster.common.config_types import ConfigKey, parse_value
 from kafkaops.cluster.common.config_types import ConfigType as ValueType
 from kafkaops.cluster.common.errors import (
+    NONE,
+    BrokerError,
     InvalidArgumentError,
     InvalidRequestError,
     KafkaOpsError,
     UnknownServerError,
     UnsupportedVersionError,
+    from_code,
 )
 from kafkaops.cluster.common.jvm_text import (
     LONG_MAX,
+    hash_map_order,
     java_double_string,
     java_string_hash,
     properties_order,
@@ -304,3 +309,117 @@ def alter_client_quotas(
         else:
             results.append((alteration.entity, None))
     return results
+
+
+# --- wire shapes: DescribeClientQuotas / AlterClientQuotas bodies (snake_case dicts of the codec) --------
+
+
+def _entity_order(entity: QuotaEntity) -> list[str]:
+    # Kafka's ClientQuotaEntity holds a java.util.HashMap: its entity types come in that order
+    return hash_map_order(entity)
+
+
+def entity_to_wire(entity: QuotaEntity) -> list[dict[str, str | None]]:
+    return [{"entity_type": t, "entity_name": entity[t]} for t in _entity_order(entity)]
+
+
+def entity_from_wire(data: Sequence[Mapping[str, Any]]) -> QuotaEntity:
+    return {d["entity_type"]: d["entity_name"] for d in data}
+
+
+def describe_request_to_wire(components: Sequence[FilterComponent], strict: bool) -> dict[str, Any]:
+    return {
+        "components": [
+            {"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match} for c in components
+        ],
+        "strict": strict,
+    }
+
+
+def describe_request_from_wire(body: Mapping[str, Any]) -> tuple[list[FilterComponent], bool]:
+    components = [FilterComponent(c["entity_type"], c["match_type"], c["match"]) for c in body["components"]]
+    return components, bool(body["strict"])
+
+
+def describe_response_to_wire(
+    entries: Sequence[tuple[QuotaEntity, Mapping[str, float]]] | None,
+    error: KafkaOpsError | None = None,
+) -> dict[str, Any]:
+    """The response body; with an error, no entries (Kafka's `getErrorResponse`)."""
+    code, message = error_code_and_message(error)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "error_message": message,
+        "entries": None
+        if error is not None or entries is None
+        else [
+            {
+                "entity": entity_to_wire(entity),
+                "values": [{"key": k, "value": v} for k, v in values.items()],
+            }
+            for entity, values in entries
+        ],
+    }
+
+
+def describe_response_from_wire(body: Mapping[str, Any]) -> list[tuple[QuotaEntity, dict[str, float]]]:
+    """The entries of a response; raises the response's error."""
+    if body["error_code"] != NONE:
+        raise from_code(body["error_code"], body["error_message"])
+    return [(entity_from_wire(e["entity"]), {v["key"]: v["value"] for v in e["values"]}) for e in body["entries"] or []]
+
+
+def alter_request_to_wire(alterations: Sequence[QuotaAlteration], validate_only: bool) -> dict[str, Any]:
+    return {
+        "entries": [
+            {
+                "entity": entity_to_wire(a.entity),
+                "ops": [
+                    {"key": key, "value": 0.0 if value is None else value, "remove": value is None}
+                    for key, value in a.ops
+                ],
+            }
+            for a in alterations
+        ],
+        "validate_only": validate_only,
+    }
+
+
+def alter_request_from_wire(body: Mapping[str, Any]) -> tuple[list[QuotaAlteration], bool]:
+    alterations = [
+        QuotaAlteration(
+            entity_from_wire(e["entity"]),
+            tuple((op["key"], None if op["remove"] else float(op["value"])) for op in e["ops"]),
+        )
+        for e in body["entries"]
+    ]
+    return alterations, bool(body["validate_only"])
+
+
+def alter_response_to_wire(results: Sequence[tuple[QuotaEntity, KafkaOpsError | None]]) -> dict[str, Any]:
+    entries = []
+    for entity, error in results:
+        code, message = error_code_and_message(error)
+        entries.append({"error_code": code, "error_message": message, "entity": entity_to_wire(entity)})
+    return {"throttle_time_ms": 0, "entries": entries}
+
+
+def alter_response_from_wire(body: Mapping[str, Any]) -> list[tuple[QuotaEntity, KafkaOpsError | None]]:
+    return [
+        (
+            entity_from_wire(e["entity"]),
+            None if e["error_code"] == NONE else from_code(e["error_code"], e["error_message"]),
+        )
+        for e in body["entries"]
+    ]
+
+
+def error_code_and_message(error: KafkaOpsError | None) -> tuple[int, str | None]:
+    """Kafka's `ApiError.fromThrowable`: a Kafka error's code and message; anything else is
+    UNKNOWN_SERVER_ERROR with its message."""
+    if error is None:
+        return NONE, None
+    if isinstance(error, BrokerError):
+        return error.code, error.message
+    return UnknownServerError.code, str(error)

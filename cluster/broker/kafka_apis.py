@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kafkaops.admin import client_quotas
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
@@ -254,6 +255,28 @@ class KafkaApis:
         return responses.find_coordinator_response(
             errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
         )
+
+    # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
+
+    async def handle_describe_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._describe_client_quotas, body)
+
+    def _describe_client_quotas(self, body: Body) -> Response:
+        components, strict = client_quotas.describe_request_from_wire(body)
+        try:
+            entries = client_quotas.describe_client_quotas(self.zk, components, strict)
+        except KafkaOpsError as error:
+            return client_quotas.describe_response_to_wire(None, error)
+        return client_quotas.describe_response_to_wire(entries)
+
+    async def handle_alter_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker: the quotas are written to ZooKeeper with their change notifications, which
+        every broker applies (Kafka's ZooKeeper mode)."""
+        alterations, validate_only = client_quotas.alter_request_from_wire(body)
+        results = await asyncio.get_running_loop().run_in_executor(
+            None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
+        )
+        return client_quotas.alter_response_to_wire(results)
 
     # --- controller -> broker ------------------------------------------------------------------------------
 
