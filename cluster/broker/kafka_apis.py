@@ -10,6 +10,11 @@ Threads: handlers run on the broker's event loop. Those that block (ZooKeeper re
 controller's event queue, UpdateMetadata of a whole cluster) run in the loop's executor, as Kafka's
 request handler threads would; LeaderAndIsr and StopReplica stay on the loop, which owns partitions.
 
+Client quotas (client_quota_manager.py, Kafka's `QuotaManagers`): a Produce's size and a consumer Fetch's
+response size count against the byte-rate quotas, every client request's own handler time against the
+request quota; a throttle goes into the response's `throttle_time_ms` and into the request's context, for
+which the network layer mutes the connection. Requests between brokers are never throttled.
+
 The controller: where a request needs it (ElectLeaders served by the active controller, a controlled
 shutdown asked of it) the handler uses `LocalController`, this broker's controller component as the
 server wires it in; the broker never imports the controller.
