@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -10,11 +11,13 @@ import typer
 from typer._click.exceptions import ClickException
 from typer.core import TyperCommand
 
+from kafkaops.admin import client_quotas
 from kafkaops.admin import configs as admin_configs
 from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common.jvm_text import hash_map_order, java_double_string
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
 DESCRIPTION = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
@@ -248,3 +251,18 @@ def configs_command(
         print_json(document)
     else:
         print_lines(lines)
+
+
+def quota_configs_text(entity: Mapping[str, str | None], values: Mapping[str, float]) -> str:
+    """Kafka 2.8's `describeQuotaConfigs` line for one entity of a DescribeClientQuotas answer (the
+    `--bootstrap-server` describe of users and clients): `Quota configs for user-principal 'u', the
+    default client-id are producer_byte_rate=1024.0, request_percentage=50.5`."""
+    names = {client_quotas.USER: "user-principal", client_quotas.CLIENT_ID: "client-id", client_quotas.IP: "ip"}
+    parts = [
+        f"{names[t]} '{entity[t]}'" if entity[t] is not None else f"the default {names[t]}"
+        for t in (client_quotas.USER, client_quotas.CLIENT_ID, client_quotas.IP)
+        if t in entity
+    ]
+    # a java.util.HashMap<String, Double>: its keys' hash order, values as Double.toString
+    shown = ", ".join(f"{key}={java_double_string(values[key])}" for key in hash_map_order(values))
+    return f"Quota configs for {', '.join(parts)} are {shown}"
