@@ -594,10 +594,9 @@ DEFAULT_ENTITY_NAME = "<default>"
 def sanitize_entity_name(name: str) -> str:
     """Kafka's `Sanitizer.sanitize`: URL-encode user and client ids so they are valid znode names.
 
-    Kafka uses Java's URLEncoder, then replaces `+` by `%20` and `*` by `%2A`.
+    Kafka uses Java's URLEncoder, then replaces `+` by `%20` and `*` by `%2A`. A user or client literally
+    named `<default>` is `%3Cdefault%3E`: the default entity is not a sanitized name.
     """
-    if name == DEFAULT_ENTITY_NAME:
-        return name
     # Python's quote keeps "~" unreserved; Java's URLEncoder does not
     return quote(name, safe="-_.").replace("~", "%7E")
 

@@ -210,3 +210,10 @@ def test_json_output(run_cli):
             "config": {"producer_byte_rate": "1"},
         }
     ]
+
+
+def test_a_client_named_default_is_not_the_default_client(zk, run_cli):
+    out = alter(run_cli, "--entity-type", "clients", "--entity-name", "<default>", add="producer_byte_rate=1")
+    assert out == "Completed updating config for entity: client-id '<default>'.\n"
+    assert config_of(zk, "/config/clients/%3Cdefault%3E") == {"version": 1, "config": {"producer_byte_rate": "1"}}
+    assert not zk.exists("/config/clients/<default>")
