@@ -166,7 +166,8 @@ def create_topic(
 ) -> CreateTopicResult:
     """`AdminZkClient.createTopic` / `createTopicWithAssignment`, then one atomic write."""
     validate_topic_name(topic)
-    broker_ids, racks = rack_map(zk, rack_aware)
+    # Kafka's createTopicWithAssignment reads no rack information: a given assignment needs none
+    broker_ids, racks = rack_map(zk, rack_aware and not replica_assignment)
     if replica_assignment:
         assignment = {p: list(r) for p, r in replica_assignment.items()}
         _check_brokers_registered(assignment, broker_ids)

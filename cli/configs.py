@@ -13,7 +13,13 @@ from typer.core import TyperCommand
 
 from kafkaops.admin import client_quotas
 from kafkaops.admin import configs as admin_configs
-from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
+from kafkaops.cli.common import (
+    BootstrapServerOption,
+    StateDirOption,
+    ZookeeperOption,
+    refuse_bootstrap_server,
+    zookeeper,
+)
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -117,6 +123,7 @@ def configs_command(
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     entity_type: Annotated[
         list[str] | None,
@@ -216,7 +223,7 @@ def configs_command(
     names = ctx.meta.get(ORDERED_ENTITY_NAMES, (entity_name or []) + [""] * entity_default)
     entity = resolve_entity(entity_type or [], names, flags, alter)
     lines: list[str] = []
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         if alter:
             if add_config is not None and add_config_file is not None:
                 raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
