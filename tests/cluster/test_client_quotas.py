@@ -144,3 +144,53 @@ def test_request_percentage_throttles_for_one_window_at_most(cluster, zk, run_cl
     results, throttles = produce(bootstrap_of(local), "q")
     assert results == list(range(RECORDS))
     assert 0 < max(throttles) <= 1000, throttles
+
+
+def test_setting_quotas_runbook(cluster, zk) -> None:  # type: ignore[no-untyped-def]
+    """Kafka 2.8's "Setting quotas" runbook as an operator types it (`--state-dir` for `--zookeeper`), then
+    the defaults it sets slowing a producer down."""
+    from tests.cluster.test_ops_runbooks import ok
+
+    local = cluster(brokers=1)
+    quotas = "producer_byte_rate=1024,consumer_byte_rate=2048,request_percentage=200"
+    user_client = ("--entity-type", "users", "--entity-name", "user1", "--entity-type", "clients", "--entity-name")
+    for entity, text in [
+        ((*user_client, "clientA"), "user-principal 'user1', client-id 'clientA'"),
+        (("--entity-type", "users", "--entity-name", "user1"), "user-principal 'user1'"),
+        (("--entity-type", "clients", "--entity-name", "clientA"), "client-id 'clientA'"),
+        (
+            ("--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-default"),
+            "default user-principal, default client-id",
+        ),
+    ]:
+        assert ok(local, "configs", "--alter", "--add-config", quotas, *entity) == (
+            f"Completed updating config for entity: {text}.\n"
+        )
+    # java.util.Properties order (Java 9+), where Kafka's docs show the order they were given in
+    shown = "request_percentage=200,producer_byte_rate=1024,consumer_byte_rate=2048"
+    assert ok(local, "configs", "--describe", *user_client, "clientA") == (
+        f"Configs for user-principal 'user1', client-id 'clientA' are {shown}\n"
+    )
+    assert ok(local, "configs", "--describe", "--entity-type", "users") == (
+        f"Configs for user-principal 'user1' are {shown}\n"
+    )
+    assert ok(local, "configs", "--describe", "--entity-type", "users", "--entity-type", "clients") == (
+        f"Configs for default user-principal, default client-id are {shown}\n"
+        f"Configs for user-principal 'user1', client-id 'clientA' are {shown}\n"
+    )
+    # without authentication every client is the user ANONYMOUS: the <default, default> quota is ours
+    ok(
+        local, "configs", "--alter", "--add-config", "producer_byte_rate=4096", "--entity-type", "users",
+        "--entity-default", "--entity-type", "clients", "--entity-default",
+    )  # fmt: skip
+    ok(local, "topics", "--create", "--topic", "q", "--partitions", "1", "--replication-factor", "1")
+    wait_partitions(zk, "q", 1, isr_size=1)
+    bootstrap = bootstrap_of(local)
+
+    def throttled() -> bool:
+        results, throttles = produce(bootstrap, "q")
+        assert all(isinstance(r, int) for r in results), results  # every record delivered, throttled or not
+        return any(throttles)
+
+    # the broker applies the quota when its watch on /config/changes fires
+    wait_for(throttled, timeout_s=120, interval_s=0, what="a producer over the default quota was throttled")
