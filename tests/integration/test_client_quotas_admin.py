@@ -148,3 +148,52 @@ def test_alter_bad_input_changes_nothing(zk, zk_tree, entity, ops, error, messag
     assert isinstance(raised, error)
     assert raised.message == message
     assert zk_tree() == before
+
+
+def test_broker_handlers(zk):
+    """KafkaApis' DescribeClientQuotas / AlterClientQuotas handlers on wire-shaped bodies, on a real ZooKeeper."""
+    import asyncio
+
+    from kafkaops.cluster.broker.kafka_apis import KafkaApis
+    from kafkaops.cluster.broker.metadata_cache import MetadataCache
+    from kafkaops.cluster.protocol.messages import RequestHeader
+    from kafkaops.cluster.protocol.schemas import ApiKey
+
+    apis = KafkaApis(0, "cluster", zk, None, MetadataCache(), None, lambda: 0)  # type: ignore[arg-type]
+    header = RequestHeader(ApiKey.METADATA, 0, 1, "admin")  # the handlers do not read the header
+    alter = cq.alter_request_to_wire(
+        [
+            cq.QuotaAlteration({cq.USER: "u", cq.CLIENT_ID: "c"}, (("producer_byte_rate", 2048.0),)),
+            cq.QuotaAlteration({cq.CLIENT_ID: "c"}, (("bogus", 1.0),)),
+        ],
+        False,
+    )
+    answer = asyncio.run(apis.handle_alter_client_quotas_request(header, alter))
+    assert [(e["error_code"], e["error_message"]) for e in answer["entries"]] == [
+        (0, None),
+        (42, "Invalid configuration key bogus"),
+    ]
+    assert json.loads(zk.get("/config/users/u/clients/c")[0])["config"] == {"producer_byte_rate": "2048"}
+    describe = cq.describe_request_to_wire([cq.FilterComponent(cq.USER, cq.MATCH_EXACT, "u")], False)
+    answer = asyncio.run(apis.handle_describe_client_quotas_request(header, describe))
+    assert answer == {
+        "throttle_time_ms": 0,
+        "error_code": 0,
+        "error_message": None,
+        "entries": [
+            {
+                "entity": [
+                    {"entity_type": "client-id", "entity_name": "c"},
+                    {"entity_type": "user", "entity_name": "u"},
+                ],
+                "values": [{"key": "producer_byte_rate", "value": 2048.0}],
+            }
+        ],
+    }
+    bad = cq.describe_request_to_wire([cq.FilterComponent("", cq.MATCH_ANY)], False)
+    answer = asyncio.run(apis.handle_describe_client_quotas_request(header, bad))
+    assert (answer["error_code"], answer["error_message"], answer["entries"]) == (
+        42,
+        "Unexpected empty filter component entity type",
+        None,
+    )
