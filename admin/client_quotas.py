@@ -88,10 +88,14 @@ def validate_quota_config(config: Mapping[str, str], user_only: bool) -> None:
     for key in definitions.values():
         if key.name in config:
             parse_value(key.name, key.type, config[key.name])
-    scram = [name for name in SCRAM_MECHANISMS if name in config]
+
+
+def refuse_scram_credentials(add: Mapping[str, str]) -> None:
+    """Kafka hashes a SCRAM password into a salted credential before it stores it
+    (`preProcessScramCredentials`); kafkaops does not, and its brokers have no SASL listener to use one.
+    Credentials already in a user's znode are kept as they are."""
+    scram = [name for name in SCRAM_MECHANISMS if name in add]
     if scram:
-        # Kafka hashes the password into a salted SCRAM credential first (`preProcessScramCredentials`);
-        # kafkaops' brokers have no SASL listener that would use it
         raise InvalidArgumentError(
             f"kafkaops configs does not manage SCRAM credentials ({', '.join(scram)}): only quota configs "
             "may be set for users"

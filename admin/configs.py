@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kafkaops.admin.client_quotas import validate_quota_config
+from kafkaops.admin.client_quotas import refuse_scram_credentials, validate_quota_config
 from kafkaops.admin.config_def import (
     BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING,
     validate_broker_config,
@@ -184,6 +184,7 @@ def alter_config(
         validate_topic_config(config)
     elif isinstance(entity, ClientQuotaConfigEntity):
         validate_quota_config(config, entity.validated_as_user)
+        refuse_scram_credentials(add)
     else:
         validate_broker_config(config)
     notification = zk.set_entity_config_and_notify(entity.entity_type, path, config, version)
