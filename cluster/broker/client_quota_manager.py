@@ -170,6 +170,7 @@ class ClientQuotaManager:
         num_samples: int = DEFAULT_NUM_QUOTA_SAMPLES,
         window_size_seconds: int = DEFAULT_QUOTA_WINDOW_SIZE_SECONDS,
         max_throttle_time_ms: int | None = None,
+        static_client_id_quota: float = UNLIMITED,
     ) -> None:
         self.quota_type = quota_type
         self.clock_ms = clock_ms
@@ -177,7 +178,9 @@ class ClientQuotaManager:
         self.window_ms = window_size_seconds * 1000
         self.max_throttle_time_ms = max_throttle_time_ms
         self._overridden: dict[QuotaEntity, float] = {}
-        self._levels = _QuotaLevels.NONE
+        # the deprecated `quota.producer.default` / `quota.consumer.default`: a client-id quota for all
+        self.static_client_id_quota = static_client_id_quota
+        self._levels = _QuotaLevels.CLIENT_ID if static_client_id_quota < UNLIMITED else _QuotaLevels.NONE
         self._sensors: dict[MetricTags, _Sensor] = {}
 
     @property
@@ -251,7 +254,7 @@ class ClientQuotaManager:
             quota = quotas.get(entity)
             if quota is not None:
                 return quota
-        return UNLIMITED
+        return self.static_client_id_quota if client_id and not user else UNLIMITED
 
     def quota(self, sanitized_user: str, client_id: str) -> float:
         """The bound that applies to a client now (tests and tools)."""
@@ -325,13 +328,19 @@ class QuotaManagers:
         clock_ms: Callable[[], int],
         num_samples: int = DEFAULT_NUM_QUOTA_SAMPLES,
         window_size_seconds: int = DEFAULT_QUOTA_WINDOW_SIZE_SECONDS,
+        producer_default: int = LONG_MAX,
+        consumer_default: int = LONG_MAX,
     ) -> QuotaManagers:
-        def manager(quota_type: QuotaType, max_throttle_time_ms: int | None = None) -> ClientQuotaManager:
-            return ClientQuotaManager(quota_type, clock_ms, num_samples, window_size_seconds, max_throttle_time_ms)
+        def manager(
+            quota_type: QuotaType, max_throttle_time_ms: int | None = None, static: int = LONG_MAX
+        ) -> ClientQuotaManager:
+            return ClientQuotaManager(
+                quota_type, clock_ms, num_samples, window_size_seconds, max_throttle_time_ms, float(static)
+            )
 
         return cls(
-            manager(QuotaType.PRODUCE),
-            manager(QuotaType.FETCH),
+            manager(QuotaType.PRODUCE, static=producer_default),
+            manager(QuotaType.FETCH, static=consumer_default),
             # ClientRequestQuotaManager: a throttle never longer than one window
             manager(QuotaType.REQUEST, window_size_seconds * 1000),
         )

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
@@ -118,6 +119,13 @@ class KafkaServer:
             self.metadata_cache,
             self.controller,
             lambda: self.broker_epoch,
+            QuotaManagers.create(
+                self.replica_manager.now_ms,
+                self.config.quota_window_num,
+                self.config.quota_window_size_seconds,
+                self.config.quota_producer_default,
+                self.config.quota_consumer_default,
+            ),
         )
         self.socket_server = SocketServer(self.config, self.apis)
         self._loop_thread.start()

@@ -208,3 +208,14 @@ def test_timed_coroutine_passes_cancellation_on() -> None:
 
     asyncio.run(main())
     assert cleaned == [True]
+
+
+def test_static_client_id_default_quota() -> None:
+    """The deprecated `quota.producer.default`: every client id's quota unless a dynamic one applies."""
+    clock = Clock()
+    managers = QuotaManagers.create(clock, producer_default=500)
+    assert managers.produce.quotas_enabled and not managers.fetch.quotas_enabled
+    assert managers.produce.quota("ANONYMOUS", "any") == 500.0
+    managers.update_quotas(None, D, QuotaConfig(producer_byte_rate=800.0))
+    assert managers.produce.quota("ANONYMOUS", "any") == 800.0
+    assert managers.produce.maybe_record_and_get_throttle_time_ms("ANONYMOUS", "any", 16_000, clock.ms) == 10_000
