@@ -140,11 +140,11 @@ def run_cluster(state: Path, args: argparse.Namespace) -> None:
         with KafkaZkClient(connect) as zk:
             admin_topics.create_topic(zk, TOPIC, 1, 1, None, {}, rng=JavaRandom(1))
             wait_partitions(zk, TOPIC, 1, isr_size=1)
-            baseline, started = produce(bootstrap, "bench-unlimited", args.baseline_seconds, args.record_bytes)
-            baseline_rate = baseline.rate(started, started + args.baseline_seconds)
+            # set first: the broker has long applied it (a watch) when the baseline run is over
             entity = admin_configs.parse_client_quota_entity(["clients"], [CLIENT_ID], alter=True)
             admin_configs.alter_config(zk, entity, {"producer_byte_rate": str(args.quota)}, [])
-        time.sleep(1)  # the broker applies the change notification (a watch); nothing is measured yet
+            baseline, started = produce(bootstrap, "bench-unlimited", args.baseline_seconds, args.record_bytes)
+            baseline_rate = baseline.rate(started, started + args.baseline_seconds)
         run, started = produce(bootstrap, CLIENT_ID, MEASURED_FROM + args.cycles * CYCLE_S, args.record_bytes)
         report(args, run, started, baseline_rate)
     finally:
