@@ -242,7 +242,7 @@ class KafkaClient:
             "topic_partitions": None
             if partitions is None
             else [
-                {"topic": topic, "partitions": [tp.partition for tp in partitions if tp.topic == topic]}
+                {"topic": topic, "partition_id": [tp.partition for tp in partitions if tp.topic == topic]}
                 for topic in dict.fromkeys(tp.topic for tp in partitions)
             ],
             "timeout_ms": timeout_ms,

@@ -158,8 +158,8 @@ def fetch_response_partitions(
     asked = set(wanted)
     entries: dict[TopicPartition, Mapping[str, Any] | BrokerError] = {}
     for topic in response["responses"]:
-        for p in topic["partitions"]:
-            tp = TopicPartition(topic["topic"], p["partition_index"])
+        for p in topic["partition_responses"]:
+            tp = TopicPartition(topic["topic"], p["partition"])
             if tp in asked:
                 entries[tp] = from_code(p["error_code"]) if p["error_code"] else p
     for tp in wanted:
@@ -180,7 +180,7 @@ def fetch_results(
 
 def _fetch_result(tp: TopicPartition, entry: Mapping[str, Any], offset: int) -> FetchResult | BrokerError:
     try:
-        records, next_offset = decode_records(tp.topic, tp.partition, entry["records"] or b"", offset)
+        records, next_offset = decode_records(tp.topic, tp.partition, entry["record_set"] or b"", offset)
     except BrokerError as error:
         return error
     return FetchResult(
@@ -202,7 +202,11 @@ def raw_fetch_results(
         tp: entry
         if isinstance(entry, BrokerError)
         else RawFetchResult(
-            tp.topic, tp.partition, bytes(entry["records"] or b""), entry["high_watermark"], entry["log_start_offset"]
+            tp.topic,
+            tp.partition,
+            bytes(entry["record_set"] or b""),
+            entry["high_watermark"],
+            entry["log_start_offset"],
         )
         for tp, entry in fetch_response_partitions(response, requested).items()
     }

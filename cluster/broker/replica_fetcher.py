@@ -298,8 +298,8 @@ class ReplicaFetcher:
         session.answered(wanted, response["session_id"])
         backoff = False
         for topic in response["responses"]:
-            for answer in topic["partitions"]:
-                tp = TopicPartition(topic["topic"], answer["partition_index"])
+            for answer in topic["partition_responses"]:
+                tp = TopicPartition(topic["topic"], answer["partition"])
                 current = self.partitions.get(tp)
                 if current is None or current is not fetching.get(tp):
                     continue  # removed or re-added while we fetched
@@ -330,7 +330,7 @@ class ReplicaFetcher:
         partition = state.partition
         was_in_sync = state.in_sync
         appended = partition.append_as_follower(
-            answer["records"] or b"", answer["high_watermark"], answer["log_start_offset"]
+            answer["record_set"] or b"", answer["high_watermark"], answer["log_start_offset"]
         )
         state.lag = max(0, answer["high_watermark"] - partition.log_end_offset)
         if appended and not was_in_sync:

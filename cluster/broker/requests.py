@@ -318,7 +318,7 @@ class ElectLeadersRequest:
         requested = body["topic_partitions"]
         return cls(
             body["election_type"],
-            None if requested is None else tuple((t["topic"], tuple(t["partitions"])) for t in requested),
+            None if requested is None else tuple((t["topic"], tuple(t["partition_id"])) for t in requested),
             body["timeout_ms"],
         )
 

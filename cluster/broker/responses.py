@@ -97,14 +97,14 @@ def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
         (r.tp for r in result.partitions),
         (
             {
-                "partition_index": r.tp.partition,
+                "partition": r.tp.partition,
                 "error_code": r.error_code,
                 "high_watermark": r.high_watermark,
                 "last_stable_offset": r.high_watermark,  # no transactions: the LSO is the HW
                 "log_start_offset": r.log_start_offset,
                 "aborted_transactions": [],
                 "preferred_read_replica": -1,
-                "records": r.records,
+                "record_set": r.records,
             }
             for r in result.partitions
         ),
@@ -113,7 +113,7 @@ def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
         "throttle_time_ms": throttle_time_ms,
         "error_code": result.error_code,
         "session_id": result.session_id,
-        "responses": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+        "responses": [{"topic": t, "partition_responses": ps} for t, ps in topics.items()],
     }
 
 

@@ -14,9 +14,9 @@ A frame's payload (after the 4-byte size, see framing.py):
 Header versions (Kafka's ApiMessageTypeGenerator): a flexible API version uses request header v2 and
 response header v1, any other request header v1 and response header v0. Exceptions: an ApiVersions
 response always uses header v0 (KIP-511, so a client can read the error of a version it sent too
-high), and ControlledShutdown v0 uses request header v0 (not an API we speak). Since our versions are
-all non-flexible, the only v2 header we meet is that of an ApiVersions v3+ request, which the broker
-must read (to echo its correlation id) and refuse without parsing its body (kafka-protocol.md §3):
+high), and ControlledShutdown v0 uses request header v0. An ApiVersions request above our maximum
+is read to its header (to echo its correlation id) and refused without parsing its body
+(kafka-protocol.md §3):
 
     00 00 00 10 | 00 00 00 2a | 00 23 | 00 00 00 01 | 00 12 00 00 00 02
     size 16       correlation   error   1 entry       key 18, min 0, max 2      (ApiVersions v0 body)
@@ -83,9 +83,17 @@ def _api_key(value: int) -> ApiKey:
         raise InvalidRequestError(f"unknown API key {value}") from None
 
 
+def _is_flexible(key: ApiKey, api_version: int) -> bool:
+    first = FIRST_FLEXIBLE_VERSION.get(key)
+    return first is not None and api_version >= first
+
+
 def request_header_version(api_key: int, api_version: int) -> int:
     """The request header version for `(api_key, api_version)`, including versions we do not speak."""
-    return 2 if api_version >= FIRST_FLEXIBLE_VERSION[_api_key(api_key)] else 1
+    key = _api_key(api_key)
+    if key is ApiKey.CONTROLLED_SHUTDOWN and api_version == 0:
+        return 0  # Kafka's one exception: ControlledShutdown v0 predates the client id
+    return 2 if _is_flexible(key, api_version) else 1
 
 
 def response_header_version(api_key: int, api_version: int) -> int:
@@ -93,7 +101,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
     key = _api_key(api_key)
     if key is ApiKey.API_VERSIONS:
         return 0
-    return 1 if api_version >= FIRST_FLEXIBLE_VERSION[key] else 0
+    return 1 if _is_flexible(key, api_version) else 0
 
 
 def is_unsupported_api_versions(header: RequestHeader) -> bool:
@@ -125,10 +133,10 @@ def decode_request(payload: Buffer) -> Request:
         header = RequestHeader(key, api_version, fields["correlation_id"], fields["client_id"] or "")
         if is_unsupported_api_versions(header):
             return Request(header, {})
-        if api_version not in REQUESTS[key].versions:
+        low, high = SUPPORTED_VERSIONS[key]
+        if not low <= api_version <= high:
             raise UnsupportedVersionError(
-                f"{key.name} v{api_version} (correlation id {header.correlation_id}); we speak "
-                f"v{SUPPORTED_VERSIONS[key][0]}-{SUPPORTED_VERSIONS[key][1]}"
+                f"{key.name} v{api_version} (correlation id {header.correlation_id}); we speak v{low}-{high}"
             )
         return Request(header, REQUESTS[key].decode(payload, api_version, offset))
     except CorruptMessageError as exc:

@@ -23,13 +23,33 @@ EncodeError naming the schema and the field.
 
 from __future__ import annotations
 
+import copy
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
 
-from .types import BYTES, NULLABLE_BYTES, NULLABLE_STRING, STRING, Array, Buffer, Fixed, Type, unpack
+from .types import (
+    BYTES,
+    COMPACT_BYTES,
+    COMPACT_NULLABLE_BYTES,
+    COMPACT_NULLABLE_STRING,
+    COMPACT_RECORDS,
+    COMPACT_STRING,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    RECORDS,
+    STRING,
+    Array,
+    Buffer,
+    CompactArray,
+    Fixed,
+    Type,
+    read_tag_header,
+    tag_varint,
+    unpack,
+)
 
 
 class _Missing:
@@ -57,10 +77,11 @@ class Field:
     """One field of a message or nested struct, as in Kafka's message JSON.
 
     `versions` and `nullable` use Kafka's range syntax; `nullable` (strings and arrays only) names the
-    versions in which the value may be null.
+    versions in which the value may be null. `tagged` names the (flexible) versions in which the field
+    travels in its struct's tagged-field buffer under `tag` instead of in line (KIP-482).
     """
 
-    __slots__ = ("name", "type", "versions", "nullable", "default")
+    __slots__ = ("name", "type", "versions", "nullable", "default", "tagged", "tag")
 
     def __init__(
         self,
@@ -69,12 +90,18 @@ class Field:
         versions: str = "0+",
         nullable: str = "none",
         default: Any = REQUIRED,
+        tagged: str = "none",
+        tag: int | None = None,
     ) -> None:
         self.name = name
         self.type = type_
         self.versions = parse_versions(versions)
         self.nullable = parse_versions(nullable)
         self.default = default
+        self.tagged = parse_versions(tagged)
+        self.tag = tag
+        if self.tagged and tag is None:
+            raise ValueError(f"{name}: tagged versions without a tag")
 
 
 class Struct:
@@ -83,16 +110,18 @@ class Struct:
     def __init__(self, *fields: Field) -> None:
         self.fields = fields
 
-    def compile(self, version: int, name: str) -> Schema:
+    def compile(self, version: int, name: str, flexible: bool = False) -> Schema:
         present: list[tuple[Field, Type]] = []
+        tagged: list[tuple[Field, Type]] = []
         absent: list[Field] = []
         for field in self.fields:
             if version in field.versions:
                 path = f"{name}.{field.name}"
-                present.append((field, _compile(field.type, version, version in field.nullable, path)))
+                type_ = _compile(field.type, version, version in field.nullable, path, flexible)
+                (tagged if flexible and version in field.tagged else present).append((field, type_))
             else:
                 absent.append(field)
-        return Schema(name, present, absent)
+        return Schema(name, present, absent, tagged, flexible)
 
 
 class ArrayOf:
@@ -102,26 +131,45 @@ class ArrayOf:
         self.elem = elem
 
 
-_NULLABLE_VARIANT: dict[Type, Type] = {STRING: NULLABLE_STRING, BYTES: NULLABLE_BYTES}
+# (declared type, nullable, flexible) -> the wire type of that version
+_VARIANTS: dict[tuple[Type, bool, bool], Type] = {
+    (STRING, False, False): STRING,
+    (STRING, True, False): NULLABLE_STRING,
+    (STRING, False, True): COMPACT_STRING,
+    (STRING, True, True): COMPACT_NULLABLE_STRING,
+    (BYTES, False, False): BYTES,
+    (BYTES, True, False): NULLABLE_BYTES,
+    (BYTES, False, True): COMPACT_BYTES,
+    (BYTES, True, True): COMPACT_NULLABLE_BYTES,
+    (RECORDS, False, False): RECORDS,
+    (RECORDS, True, False): RECORDS,
+    (RECORDS, False, True): COMPACT_RECORDS,
+    (RECORDS, True, True): COMPACT_RECORDS,
+}
 
 
-def _compile(declared: Type | Struct | ArrayOf, version: int, nullable: bool, path: str) -> Type:
+def _compile(declared: Type | Struct | ArrayOf, version: int, nullable: bool, path: str, flexible: bool) -> Type:
     if isinstance(declared, ArrayOf):
-        return Array(_compile(declared.elem, version, False, path), nullable)
+        elem = _compile(declared.elem, version, False, path, flexible)
+        return CompactArray(elem, nullable) if flexible else Array(elem, nullable)
     if isinstance(declared, Struct):
         if nullable:
             raise ValueError(f"{path}: nullable structs are not supported")
-        return declared.compile(version, path)
+        return declared.compile(version, path, flexible)
+    if (declared, nullable, flexible) in _VARIANTS:
+        return _VARIANTS[declared, nullable, flexible]
     if nullable:
-        if declared not in _NULLABLE_VARIANT:
-            raise ValueError(f"{path}: {declared.name} has no nullable form")
-        return _NULLABLE_VARIANT[declared]
+        raise ValueError(f"{path}: {declared.name} has no nullable form")
     return declared
 
 
-def _fresh(default: Any) -> Any:
-    # Defaults are shared by every decoded value: hand out a new container each time.
-    return type(default)(default) if isinstance(default, list | dict) else default
+def _copier(default: list[Any] | dict[str, Any]) -> Callable[[Any], Any]:
+    """How to copy a container default: defaults are shared by every decoded value, so each gets its own."""
+    if isinstance(default, list):
+        return list
+    if any(isinstance(v, list | dict) for v in default.values()):
+        return copy.deepcopy  # a struct's default (tagged fields) with containers inside
+    return dict
 
 
 class _Run:
@@ -147,13 +195,33 @@ class _One:
 
 
 class Schema(Type):
-    """The compiled layout of one struct at one version: itself a wire type (nested in arrays)."""
+    """The compiled layout of one struct at one version: itself a wire type (nested in arrays).
 
-    def __init__(self, name: str, present: list[tuple[Field, Type]], absent: list[Field]) -> None:
+    At a flexible version the struct ends with its tagged-field buffer: the declared tagged fields of
+    this version, by name, written only when they differ from their default (as Kafka does); unknown
+    tags are read past.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        present: list[tuple[Field, Type]],
+        absent: list[Field],
+        tagged: Sequence[tuple[Field, Type]] = (),
+        flexible: bool = False,
+    ) -> None:
         self.name = name
         self.present = present
-        self.min_size = sum(t.min_size for _, t in present)
-        self._absent = [(f.name, f.default) for f in absent]
+        self.tagged = sorted(tagged, key=lambda ft: ft[0].tag or 0)
+        self.flexible = flexible
+        self.min_size = sum(t.min_size for _, t in present) + (1 if flexible else 0)
+        # Tagged fields are filled with their defaults first, then overwritten by those the buffer carries.
+        self._absent = [(f.name, f.default) for f in absent] + [(f.name, f.default) for f, _ in self.tagged]
+        # Immutable defaults go in with one dict.update; lists and dicts are copied per decoded value.
+        self._shared_defaults = {n: d for n, d in self._absent if not isinstance(d, list | dict)}
+        self._copied_defaults = [(n, _copier(d), d) for n, d in self._absent if isinstance(d, list | dict)]
+        self._no_tags = flexible and not self.tagged
+        self._by_tag = {f.tag: (f.name, t) for f, t in self.tagged}
         self._steps: list[_Run | _One] = []
         run: list[tuple[Field, Fixed]] = []
         for field, type_ in present:
@@ -185,6 +253,25 @@ class Schema(Type):
                     raise EncodeError(f"{self.name}: {dict(zip(step.names, args, strict=True))}: {exc}") from None
             else:
                 step.type.encode(self._get(value, step.name, step.default), out)
+        if self.flexible:
+            if self._no_tags:
+                out.append(b"\x00")
+            else:
+                self._encode_tagged(value, out)
+
+    def _encode_tagged(self, value: Mapping[str, Any], out: list[bytes]) -> None:
+        written: list[tuple[int, list[bytes]]] = []
+        for field, type_ in self.tagged:
+            item = value.get(field.name, field.default)
+            if item != field.default:
+                data: list[bytes] = []
+                type_.encode(item, data)
+                written.append((field.tag or 0, data))
+        out.append(tag_varint(len(written)))
+        for tag, data in written:
+            out.append(tag_varint(tag))
+            out.append(tag_varint(sum(map(len, data))))
+            out.extend(data)
 
     def decode(self, buf: Buffer, offset: int) -> tuple[dict[str, Any], int]:
         value: dict[str, Any] = {}
@@ -194,19 +281,51 @@ class Schema(Type):
                 offset += step.struct.size
             else:
                 value[step.name], offset = step.type.decode(buf, offset)
-        for name, default in self._absent:
-            value[name] = _fresh(default)
+        if self._shared_defaults:
+            value.update(self._shared_defaults)
+        for name, copy_, default in self._copied_defaults:
+            value[name] = copy_(default)
+        if self.flexible:
+            if offset < len(buf) and buf[offset] == 0:
+                offset += 1  # no tagged fields: the common case
+            else:
+                offset = self._decode_tagged(buf, offset, value)
         return value, offset
 
+    def _decode_tagged(self, buf: Buffer, offset: int, value: dict[str, Any]) -> int:
+        count, offset = read_tag_header(buf, offset)
+        previous = -1
+        for _ in range(count):
+            tag, offset = read_tag_header(buf, offset)
+            if tag <= previous:  # Kafka requires strictly increasing tags
+                raise CorruptMessageError(f"{self.name}: tagged field {tag} out of order after {previous}")
+            size, offset = read_tag_header(buf, offset)
+            end = offset + size
+            if end > len(buf):
+                raise CorruptMessageError(f"{self.name}: tagged field {tag} of {size} bytes exceeds the buffer")
+            known = self._by_tag.get(tag)
+            if known is not None:
+                name, type_ = known
+                value[name], read = type_.decode(buf, offset)
+                if read != end:
+                    raise CorruptMessageError(f"{self.name}: tagged field {name} is {size} bytes, read {read - offset}")
+            offset, previous = end, tag
+        return offset
+
     def describe(self, indent: str = "") -> list[str]:
-        """The layout as indented `name TYPE` lines, nested arrays of structs one level deeper."""
+        """The layout as indented `name TYPE` lines, nested arrays of structs one level deeper; tagged
+        fields follow as `name TYPE (tag N)`."""
         lines = []
-        for field, type_ in self.present:
+        for field, type_ in [*self.present, *self.tagged]:
+            suffix = f" (tag {field.tag})" if (field, type_) in self.tagged else ""
             if isinstance(type_, Array) and isinstance(type_.elem, Schema):
-                lines.append(f"{indent}{field.name} {'NULLABLE_' if type_.nullable else ''}ARRAY")
+                lines.append(f"{indent}{field.name} {'NULLABLE_' if type_.nullable else ''}ARRAY{suffix}")
                 lines.extend(type_.elem.describe(indent + "  "))
+            elif isinstance(type_, Schema):
+                lines.append(f"{indent}{field.name} STRUCT{suffix}")
+                lines.extend(type_.describe(indent + "  "))
             else:
-                lines.append(f"{indent}{field.name} {type_.name}")
+                lines.append(f"{indent}{field.name} {type_.name}{suffix}")
         return lines
 
 
@@ -214,7 +333,7 @@ def _check_defaults(fields: Sequence[Field], versions: range, path: str) -> None
     """A field absent from some version its parent exists in must declare a default (see module doc)."""
     for field in fields:
         present = [v for v in versions if v in field.versions]
-        if len(present) != len(versions) and field.default is REQUIRED:
+        if (len(present) != len(versions) or field.tagged) and field.default is REQUIRED:
             raise ValueError(f"{path}.{field.name}: absent from some versions but has no default")
         declared = field.type.elem if isinstance(field.type, ArrayOf) else field.type
         if isinstance(declared, Struct):
@@ -222,14 +341,27 @@ def _check_defaults(fields: Sequence[Field], versions: range, path: str) -> None
 
 
 class Message:
-    """A request or response body (or a header) declared once and compiled for each valid version."""
+    """A request or response body (or a header) declared once and compiled for each valid version.
 
-    def __init__(self, name: str, versions: str, fields: Sequence[Field]) -> None:
+    `flexible` names the versions that use KIP-482's compact forms and tagged fields (Kafka's
+    `flexibleVersions`).
+    """
+
+    def __init__(self, name: str, versions: str, fields: Sequence[Field], flexible: str = "none") -> None:
         self.name = name
         self.versions = parse_versions(versions)
+        self.flexible_versions = parse_versions(flexible)
         _check_defaults(fields, self.versions, name)
         struct_ = Struct(*fields)
-        self.schemas: dict[int, Schema] = {v: struct_.compile(v, f"{name} v{v}") for v in self.versions}
+        self.schemas: dict[int, Schema] = {
+            v: struct_.compile(v, f"{name} v{v}", v in self.flexible_versions) for v in self.versions
+        }
+
+    @property
+    def first_flexible_version(self) -> int | None:
+        """The first flexible version, or None when no valid version is flexible."""
+        flexible = [v for v in self.versions if v in self.flexible_versions]
+        return flexible[0] if flexible else None
 
     def schema(self, version: int) -> Schema:
         """The compiled schema of `version`; UnsupportedVersionError outside the declared range."""

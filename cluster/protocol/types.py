@@ -11,9 +11,13 @@
     UNSIGNED_VARINT                   base-128 without zig-zag (flexible versions only)
     TAG_BUFFER                        UNSIGNED_VARINT count, then per field: tag, size, bytes
 
-Our APIs are all at non-flexible versions (kafka-protocol.md §1); the flexible encoding appears only
-in the header of an ApiVersions v3+ request that the broker reads to refuse it, so UNSIGNED_VARINT and
-TAG_BUFFER are here and the COMPACT_* forms are not.
+    UINT16 / FLOAT64                  2 bytes unsigned / 8 bytes IEEE 754 double
+    UUID                              16 bytes (a `uuid.UUID`; Kafka's zero UUID is `UUID(int=0)`)
+
+Flexible versions (KIP-482) use the compact forms: COMPACT_STRING, COMPACT_BYTES, COMPACT_RECORDS and
+CompactArray write an UNSIGNED_VARINT of length + 1 (0 = null when nullable) instead of the INT16/INT32
+length. The struct-level tagged-field buffer of a flexible version is written by schema.py, which knows
+the tagged fields by name; TAG_BUFFER below carries the tags of a header as raw bytes.
 
 Every type has `encode(value, out)`, which appends bytes to a list (joined once per message), and
 `decode(buf, offset) -> (value, offset)`, which raises CorruptMessageError for anything malformed:
@@ -25,6 +29,7 @@ precompiled `struct.Struct`.
 from __future__ import annotations
 
 import struct
+import uuid
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -75,6 +80,8 @@ INT16 = Fixed("INT16", "h")
 INT32 = Fixed("INT32", "i")
 INT64 = Fixed("INT64", "q")
 BOOLEAN = Fixed("BOOLEAN", "?")
+UINT16 = Fixed("UINT16", "H")
+FLOAT64 = Fixed("FLOAT64", "d")
 
 
 def unpack(st: struct.Struct, buf: Buffer, offset: int) -> tuple[Any, ...]:
@@ -306,3 +313,154 @@ class _TaggedFields(Type):
 
 
 TAG_BUFFER = _TaggedFields()
+
+
+# --- flexible versions (KIP-482) -----------------------------------------------------------------------
+
+# One-byte varints (lengths below 127, the common case) without the loop.
+_SMALL_VARINTS = [bytes((i,)) for i in range(0x80)]
+
+
+def _varint(value: int) -> bytes:
+    return _SMALL_VARINTS[value] if 0 <= value < 0x80 else encode_unsigned_varint(value)
+
+
+def _read_varint(buf: Buffer, offset: int) -> tuple[int, int]:
+    if offset < len(buf) and buf[offset] < 0x80:
+        return buf[offset], offset + 1
+    return decode_unsigned_varint(buf, offset)
+
+
+class _CompactString(_String):
+    """COMPACT_STRING / COMPACT_NULLABLE_STRING: UNSIGNED_VARINT length + 1 (0 = null), UTF-8."""
+
+    def __init__(self, name: str, nullable: bool) -> None:
+        super().__init__(name, nullable)
+        self.min_size = 1
+
+    def encode(self, value: str | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(b"\x00")
+            return
+        data = value.encode()
+        out.append(_varint(len(data) + 1))
+        out.append(data)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[str | None, int]:
+        size, offset = _read_varint(buf, offset)
+        if size == 0:
+            if self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} is null")
+        end = _take(buf, offset, size - 1)
+        try:
+            return str(buf[offset:end], "utf-8"), end
+        except UnicodeDecodeError as exc:
+            raise CorruptMessageError(f"{self.name} is not UTF-8: {exc}") from None
+
+
+COMPACT_STRING = _CompactString("COMPACT_STRING", nullable=False)
+COMPACT_NULLABLE_STRING = _CompactString("COMPACT_NULLABLE_STRING", nullable=True)
+
+
+class _CompactBytes(_Bytes):
+    """COMPACT_BYTES / COMPACT_NULLABLE_BYTES / COMPACT_RECORDS: UNSIGNED_VARINT length + 1 (0 = null)."""
+
+    def __init__(self, name: str, nullable: bool) -> None:
+        super().__init__(name, nullable)
+        self.min_size = 1
+
+    def encode(self, value: Buffer | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(b"\x00")
+            return
+        out.append(_varint(len(value) + 1))
+        out.append(bytes(value))
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+        size, offset = _read_varint(buf, offset)
+        if size == 0:
+            if self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} is null")
+        end = _take(buf, offset, size - 1)
+        return bytes(buf[offset:end]), end
+
+
+COMPACT_BYTES = _CompactBytes("COMPACT_BYTES", nullable=False)
+COMPACT_NULLABLE_BYTES = _CompactBytes("COMPACT_NULLABLE_BYTES", nullable=True)
+COMPACT_RECORDS = _CompactBytes("COMPACT_RECORDS", nullable=True)
+
+
+class CompactArray(Array):
+    """COMPACT_ARRAY(elem): an UNSIGNED_VARINT count + 1 (0 = null when nullable), then the elements."""
+
+    def __init__(self, elem: Type, nullable: bool = False) -> None:
+        super().__init__(elem, nullable)
+        self.name = f"COMPACT_{self.name}"
+        self.min_size = 1
+
+    def encode(self, value: list[Any] | None, out: list[bytes]) -> None:
+        if value is None:
+            if not self.nullable:
+                raise EncodeError(f"{self.name} cannot be null")
+            out.append(b"\x00")
+            return
+        out.append(_varint(len(value) + 1))
+        if self._fmt is not None:
+            out.append(struct.pack(f">{len(value)}{self._fmt}", *value))
+            return
+        for item in value:
+            self.elem.encode(item, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[list[Any] | None, int]:
+        count, offset = _read_varint(buf, offset)
+        if count == 0:
+            if self.nullable:
+                return None, offset
+            raise CorruptMessageError(f"{self.name} is null")
+        count -= 1
+        if count * max(self.elem.min_size, 1) > len(buf) - offset:
+            raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
+        if self._fmt is not None:
+            st = struct.Struct(f">{count}{self._fmt}")
+            return list(st.unpack_from(buf, offset)), offset + st.size
+        items = []
+        decode = self.elem.decode
+        for _ in range(count):
+            item, offset = decode(buf, offset)
+            items.append(item)
+        return items, offset
+
+
+class _Uuid(Type):
+    """UUID: 16 bytes, as a `uuid.UUID` value."""
+
+    name = "UUID"
+    min_size = 16
+
+    def encode(self, value: uuid.UUID, out: list[bytes]) -> None:
+        out.append(value.bytes)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[uuid.UUID, int]:
+        end = _take(buf, offset, 16)
+        return uuid.UUID(bytes=bytes(buf[offset:end])), end
+
+
+UUID = _Uuid()
+ZERO_UUID = uuid.UUID(int=0)
+"""Kafka's `Uuid.ZERO_UUID`: no topic id."""
+
+
+def read_tag_header(buf: Buffer, offset: int) -> tuple[int, int]:
+    """An UNSIGNED_VARINT with the one-byte fast path (tag counts, tags, sizes)."""
+    return _read_varint(buf, offset)
+
+
+def tag_varint(value: int) -> bytes:
+    """The UNSIGNED_VARINT of a tag count, tag or size."""
+    return _varint(value)

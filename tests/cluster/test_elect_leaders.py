@@ -24,7 +24,7 @@ def _elect(local, broker_id: int, election_type: int, partitions: dict[str, list
         "election_type": election_type,
         "topic_partitions": None
         if partitions is None
-        else [{"topic": t, "partitions": ps} for t, ps in partitions.items()],
+        else [{"topic": t, "partition_id": ps} for t, ps in partitions.items()],
         "timeout_ms": 30000,
     }
     response = send_request(host, int(port), ApiKey.ELECT_LEADERS, 1, body, "elect-test")

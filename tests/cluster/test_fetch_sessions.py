@@ -96,7 +96,7 @@ class Peer:
 
 def answered(response: dict) -> dict[int, dict]:
     assert response["error_code"] == 0, response
-    return {p["partition_index"]: p for t in response["responses"] for p in t["partitions"]}
+    return {p["partition"]: p for t in response["responses"] for p in t["partition_responses"]}
 
 
 def _address(server) -> tuple[str, int]:  # type: ignore[no-untyped-def]
@@ -126,7 +126,7 @@ def test_a_leader_answers_a_followers_incremental_fetches_with_what_changed_only
             # a record on partition 0: only partition 0 comes back, with it, from the position cached at epoch 0
             peer.produce(0)
             news = answered(peer.fetch(session, 2, {}))
-            assert set(news) == {0} and len(news[0]["records"]) > 0
+            assert set(news) == {0} and len(news[0]["record_set"]) > 0
             # the follower moved on, then forgets partition 1: a record there is not answered
             answered(peer.fetch(session, 3, {0: 1}, forgotten=[1]))
             peer.produce(1)

@@ -190,6 +190,7 @@ def test_leader_and_isr_reaches_the_replica_manager_typed_from_either_form():
         assert answer == {
             "error_code": 0,
             "partition_errors": [{"topic_name": "t", "partition_index": 0, "error_code": 0}],
+            "topics": [],  # LeaderAndIsr v5's grouped form (decoding fills it)
         }
     states = [request.partition_states for name, request in manager.calls]
     assert states[0] == states[1] == (LeaderAndIsrPartitionState("t", 0, 1, 0, 1, (0,), 0, (0,)),)
@@ -238,7 +239,7 @@ def test_metadata_comes_from_the_cache():
 def test_elect_leaders_is_served_by_the_active_local_controller():
     controller = FakeController(active=True)
     apis, _ = _apis(controller)
-    body = {"election_type": 1, "topic_partitions": [{"topic": "t", "partitions": [0, 1]}], "timeout_ms": 2000}
+    body = {"election_type": 1, "topic_partitions": [{"topic": "t", "partition_id": [0, 1]}], "timeout_ms": 2000}
     answer = _call(apis, ApiKey.ELECT_LEADERS, 1, body)
     assert controller.calls == [(ElectionType.UNCLEAN, [TopicPartition("t", 0), TopicPartition("t", 1)], 2.0)]
     assert answer is not None and answer["error_code"] == 0
@@ -267,7 +268,7 @@ def test_an_elect_leaders_request_forwarded_keeps_its_body(monkeypatch):
     apis.zk = FakeZk()  # type: ignore[assignment]
     body = {
         "election_type": 0,
-        "topic_partitions": [{"topic": "t", "partitions": [3]}, {"topic": "t", "partitions": [1]}],
+        "topic_partitions": [{"topic": "t", "partition_id": [3]}, {"topic": "t", "partition_id": [1]}],
     }
     assert _call(apis, ApiKey.ELECT_LEADERS, 1, {**body, "timeout_ms": 10}) is not None
     assert forwarded == [("c", 1, ApiKey.ELECT_LEADERS, 1, {**body, "timeout_ms": 10})]

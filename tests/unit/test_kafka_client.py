@@ -575,15 +575,15 @@ def test_fetch_request_shape() -> None:
         assert (version, body["replica_id"], body["isolation_level"], body["max_wait_ms"]) == (11, -2, 0, 0)
         assert body["topics"][0]["partitions"][0]["fetch_offset"] == 4
         partition = {
-            "partition_index": 0,
+            "partition": 0,
             "error_code": 0,
             "high_watermark": 5,
             "last_stable_offset": 5,
             "log_start_offset": 1,
             "aborted_transactions": [],
-            "records": data,
+            "record_set": data,
         }
-        return {"responses": [{"topic": "t", "partitions": [partition]}]}
+        return {"responses": [{"topic": "t", "partition_responses": [partition]}]}
 
     broker = FakeBroker(fetch)
     ports[0] = broker.port
@@ -641,15 +641,15 @@ def test_partition_consumer_resets_an_offset_out_of_range() -> None:
         fetched.append(offset)
         out_of_range = not 3 <= offset <= 5
         partition = {
-            "partition_index": 0,
+            "partition": 0,
             "error_code": OffsetOutOfRangeError.code if out_of_range else 0,
             "high_watermark": -1 if out_of_range else 5,
             "last_stable_offset": -1 if out_of_range else 5,
             "log_start_offset": -1 if out_of_range else 3,
             "aborted_transactions": [],
-            "records": b"" if out_of_range or offset == 5 else data,
+            "record_set": b"" if out_of_range or offset == 5 else data,
         }
-        return {"responses": [{"topic": "t", "partitions": [partition]}]}
+        return {"responses": [{"topic": "t", "partition_responses": [partition]}]}
 
     broker = FakeBroker(log_from_3_to_5)
     ports[0] = broker.port

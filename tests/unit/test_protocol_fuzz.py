@@ -20,7 +20,9 @@ from kafkaops.cluster.common.errors import InvalidFrameError, KafkaProtocolError
 from kafkaops.cluster.protocol.framing import read_frame
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, encode_request
 from kafkaops.cluster.protocol.records import Record, build_batch, validate_produce_records
-from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.schema import Schema
+from kafkaops.cluster.protocol.schemas import REQUESTS, SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.types import UUID, ZERO_UUID, Array, Type, _Bytes, _String
 
 FUZZ = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -61,8 +63,26 @@ VALID: dict[ApiKey, dict[str, Any]] = {
     ApiKey.OFFSET_FOR_LEADER_EPOCH: {
         "topics": [{"topic": "t", "partitions": [{"partition": 0, "leader_epoch": 3}]}],
     },
-    ApiKey.ELECT_LEADERS: {"topic_partitions": [{"topic": "t", "partitions": [0, 1]}]},
+    ApiKey.ELECT_LEADERS: {"topic_partitions": [{"topic": "t", "partition_id": [0, 1]}]},
 }
+
+
+def _minimal(type_: Type) -> Any:
+    """The smallest value of a compiled type: the seeds of the APIs without a hand-written one."""
+    if isinstance(type_, Schema):
+        return {field.name: _minimal(t) for field, t in type_.present}
+    if isinstance(type_, Array):
+        return []
+    if type_ is UUID:
+        return ZERO_UUID
+    if isinstance(type_, _String):
+        return ""
+    return b"" if isinstance(type_, _Bytes) else 0
+
+
+for _key in set(ApiKey) - set(VALID):
+    VALID[_key] = _minimal(REQUESTS[_key].schemas[SUPPORTED_VERSIONS[_key][1]])
+
 SEEDS = [
     encode_request(RequestHeader(key, version, 7, "fuzz"), VALID[key])
     for key, (low, high) in SUPPORTED_VERSIONS.items()
