@@ -128,6 +128,8 @@ class KafkaApis:
             ApiKey.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKey.UPDATE_METADATA: self.handle_update_metadata_request,
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
+            ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
+            ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
         }
         # the handlers that need the request's context: the client quotas they record and throttle
         self._context_handlers: dict[ApiKey, ContextHandler] = {

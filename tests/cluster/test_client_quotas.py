@@ -194,3 +194,48 @@ def test_setting_quotas_runbook(cluster, zk) -> None:  # type: ignore[no-untyped
 
     # the broker applies the quota when its watch on /config/changes fires
     wait_for(throttled, timeout_s=120, interval_s=0, what="a producer over the default quota was throttled")
+
+
+def test_describe_and_alter_client_quotas_over_the_admin_api(cluster, zk, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """AlterClientQuotas and DescribeClientQuotas served by a broker (kafkaops' Kafka client on the wire):
+    what one writes, `kafkaops configs --zookeeper` reads, and the other way round."""
+    from kafkaops.admin import client_quotas as cq
+    from kafkaops.admin.kafka_client import KafkaClient
+    from kafkaops.admin.kafka_client.client_quotas import alter_client_quotas, describe_client_quotas
+    from kafkaops.cluster.common.errors import InvalidRequestError
+
+    local = cluster(brokers=1)
+    set_by_tool = run_cli("configs", "--alter", "--client", "c1", "--add-config", "consumer_byte_rate=2048")
+    assert set_by_tool.exit_code == 0, set_by_tool.stderr
+    client = KafkaClient(bootstrap_of(local))
+    try:
+        results = alter_client_quotas(
+            client,
+            [
+                cq.QuotaAlteration({cq.USER: "u1", cq.CLIENT_ID: None}, (("producer_byte_rate", 1024.0),)),
+                cq.QuotaAlteration({cq.CLIENT_ID: "c1"}, (("request_percentage", 12.5), ("bogus", 1.0))),
+            ],
+        )
+        assert results[0] == ({cq.USER: "u1", cq.CLIENT_ID: None}, None)
+        entity, error = results[1]
+        assert isinstance(error, InvalidRequestError) and error.message == "Invalid configuration key bogus"
+        described = describe_client_quotas(client, [])
+        assert sorted(described, key=repr) == sorted(
+            [
+                ({cq.CLIENT_ID: "c1"}, {"consumer_byte_rate": 2048.0}),
+                ({cq.CLIENT_ID: None, cq.USER: "u1"}, {"producer_byte_rate": 1024.0}),
+            ],
+            key=repr,
+        )
+        exact = describe_client_quotas(client, [cq.FilterComponent(cq.USER, cq.MATCH_EXACT, "u1")], strict=True)
+        assert exact == []  # strict: only <user> entities, and u1 has only a <user, client-id> quota
+        try:
+            describe_client_quotas(client, [cq.FilterComponent("", cq.MATCH_ANY)])
+        except InvalidRequestError as refused:
+            assert refused.message == "Unexpected empty filter component entity type"
+        else:
+            raise AssertionError("a bad filter was not refused")
+    finally:
+        client.close()
+    described = run_cli("configs", "--describe", "--user", "u1", "--client-defaults")
+    assert described.stdout == "Configs for user-principal 'u1', default client-id are producer_byte_rate=1024\n"
