@@ -35,6 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # bench/ is not an installed package: run as a script, this file finds the repository's root (for tests.*)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,7 +58,9 @@ class Run:
 
     delivered: list[tuple[float, int]] = field(default_factory=list)
     failed: int = 0
-    throttles_ms: list[int] = field(default_factory=list)
+    purged: int = 0
+    throttles_s: list[float] = field(default_factory=list)
+    """librdkafka's throttle callback reports the broker's throttle_time_ms in seconds."""
 
     def rate(self, since: float, until: float) -> float:
         sent = sum(size for at, size in self.delivered if since <= at <= until)
@@ -66,14 +69,17 @@ class Run:
 
 def produce(bootstrap: str, client_id: str, seconds: float, record_bytes: int) -> tuple[Run, float]:
     """Flat out for `seconds`; returns the reports and the time producing started."""
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaError, Producer
 
     run = Run()
     value = b"q" * record_bytes
 
-    def delivered(err: object, msg: object) -> None:
+    def delivered(err: Any, msg: object) -> None:
         if err is not None:
-            run.failed += 1
+            # what purge() took back at the end was never acknowledged: not a failure
+            purged = err.code() in (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
+            run.purged += purged
+            run.failed += not purged
         else:
             run.delivered.append((time.monotonic(), record_bytes))
 
@@ -87,7 +93,7 @@ def produce(bootstrap: str, client_id: str, seconds: float, record_bytes: int) -
             # overshoots it by its own size before the broker can throttle (Kafka throttles after recording)
             "batch.size": 16384,
             "queue.buffering.max.kbytes": 4096,
-            "throttle_cb": lambda event: run.throttles_ms.append(event.throttle_time),
+            "throttle_cb": lambda event: run.throttles_s.append(event.throttle_time),
         }
     )
     started = time.monotonic()
@@ -173,8 +179,8 @@ def report(args: argparse.Namespace, run: Run, started: float, baseline_rate: fl
         "window allows, then held)"
     )
     print(
-        f"throttle      : largest throttle_time_ms told to the client {max(run.throttles_ms, default=0)}, "
-        f"{len(run.delivered)} records acknowledged, {run.failed} failed"
+        f"throttle      : largest throttle_time_ms told to the client {max(run.throttles_s, default=0) * 1000:.0f}, "
+        f"{len(run.delivered)} records acknowledged, {run.failed} failed, {run.purged} still queued at the end"
     )
 
 
