@@ -31,13 +31,17 @@ from typing import Any, Protocol
 from kafkaops.admin import client_quotas
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
+from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
 from kafkaops.cluster.broker.requests import (
+    AlterReplicaLogDirsRequest,
     ControlledShutdownRequest,
+    DeleteRecordsRequest,
+    DescribeLogDirsRequest,
     ElectLeadersRequest,
     FetchRequest,
     InitProducerIdRequest,
@@ -124,6 +128,9 @@ class KafkaApis:
             # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
             ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders_request,
+            ApiKey.DELETE_RECORDS: self.handle_delete_records_request,
+            ApiKey.ALTER_REPLICA_LOG_DIRS: self.handle_alter_replica_log_dirs_request,
+            ApiKey.DESCRIBE_LOG_DIRS: self.handle_describe_log_dirs_request,
             ApiKey.LEADER_AND_ISR: self.handle_leader_and_isr_request,
             ApiKey.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKey.UPDATE_METADATA: self.handle_update_metadata_request,
@@ -243,6 +250,37 @@ class KafkaApis:
         if producer_id is None:
             return responses.init_producer_id_response(unavailable)
         return responses.init_producer_id_response(errors.NONE, producer_id)
+
+    async def handle_delete_records_request(self, header: RequestHeader, body: Body) -> Response:
+        """Kafka's `handleDeleteRecordsRequest`: a partition the metadata does not know is answered
+        UNKNOWN_TOPIC_OR_PARTITION; the others go to the replica manager, which answers once every live
+        replica deleted (or at the request's timeout)."""
+        request = DeleteRecordsRequest.from_wire(body)
+        unknown = errors.UnknownTopicOrPartitionError.code
+        answers: dict[TopicPartition, tuple[int, int]] = {}
+        known: dict[TopicPartition, int] = {}
+        for tp, offset in request.offsets.items():
+            partitions = self.metadata_cache.partitions(tp.topic)
+            if partitions is None or tp.partition not in partitions:
+                answers[tp] = (unknown, INVALID_LOW_WATERMARK)
+            else:
+                known[tp] = offset
+        if known:
+            statuses = await self.replica_manager.delete_records(request.timeout_ms, known)
+            answers.update((tp, (s.error_code, s.low_watermark)) for tp, s in statuses.items())
+        return responses.delete_records_response({tp: answers[tp] for tp in request.offsets})
+
+    # --- log dirs --------------------------------------------------------------------------------------------
+
+    async def handle_alter_replica_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
+        request = AlterReplicaLogDirsRequest.from_wire(body)
+        return responses.alter_replica_log_dirs_response(
+            self.replica_manager.alter_replica_log_dirs(request.partition_dirs)
+        )
+
+    async def handle_describe_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
+        request = DescribeLogDirsRequest.from_wire(body)
+        return responses.describe_log_dirs_response(self.replica_manager.describe_log_dirs(request.partitions))
 
     # --- metadata ------------------------------------------------------------------------------------------
 

@@ -323,3 +323,83 @@ def metadata_response(
         "controller_id": controller_id if controller_id is not None else -1,
         "topics": topic_entries,
     }
+
+
+# --- DeleteRecords, AlterReplicaLogDirs, DescribeLogDirs ---------------------------------------------------
+
+
+def delete_records_response(results: Mapping[TopicPartition, tuple[int, int]]) -> Body:
+    """Per partition (error code, low watermark), grouped by topic in order of first appearance."""
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results,
+                (
+                    {"partition_index": tp.partition, "low_watermark": lw, "error_code": code}
+                    for tp, (code, lw) in results.items()
+                ),
+            ).items()
+        ],
+    }
+
+
+def alter_replica_log_dirs_response(results: Mapping[TopicPartition, int]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {"topic_name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results, ({"partition_index": tp.partition, "error_code": code} for tp, code in results.items())
+            ).items()
+        ],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaDescription:
+    """One log in a DescribeLogDirs answer (Kafka's `DescribeLogDirsPartition`)."""
+
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirDescription:
+    """One log dir in a DescribeLogDirs answer: its logs by topic (a topic whose logs were not asked for
+    has an empty list, as Kafka answers)."""
+
+    log_dir: str
+    error_code: int
+    topics: dict[str, list[ReplicaDescription]]
+
+
+def describe_log_dirs_response(descriptions: Iterable[LogDirDescription]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "error_code": description.error_code,
+                "log_dir": description.log_dir,
+                "topics": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {
+                                "partition_index": replica.partition,
+                                "partition_size": replica.size,
+                                "offset_lag": replica.offset_lag,
+                                "is_future_key": replica.is_future,
+                            }
+                            for replica in replicas
+                        ],
+                    }
+                    for topic, replicas in description.topics.items()
+                ],
+            }
+            for description in descriptions
+        ],
+    }

@@ -16,7 +16,8 @@ user can cause is Kafka's own text where Kafka has one: the CLI prints it verbat
     ├── ControllerMovedError             a controller-epoch-checked write found another controller
     ├── ZNodeVersionConflictError        a conditional znode write lost a race (ZooKeeper's BadVersion)
     ├── LogError                         the partition log's own failures (`cluster/log`)
-    │   ├── LogDirFailureError, LogDirLockedError, MalformedCheckpointError
+    │   ├── LogDirFailureError, LogDirLockedError, MalformedCheckpointError, CorruptIndexError,
+    │   │   CorruptSnapshotError (the files kafka-dump-log reads)
     │   └── UnexpectedAppendOffsetError, OffsetsOutOfOrderError
     └── KafkaProtocolError               the wire protocol's failures
         ├── BrokerError                  one subclass per Kafka error code: code, name, retriable
@@ -160,6 +161,14 @@ class OffsetsOutOfOrderError(LogError):
 
 class MalformedCheckpointError(LogError):
     """A checkpoint file that does not parse (Kafka's "Malformed line in checkpoint file" IOException)."""
+
+
+class CorruptIndexError(LogError):
+    """An offset, time or transaction index that fails Kafka's checks (Kafka's CorruptIndexException)."""
+
+
+class CorruptSnapshotError(LogError):
+    """A producer state `.snapshot` file that does not read (Kafka's CorruptSnapshotException)."""
 
 
 # --- the wire protocol and Kafka's error codes -----------------------------------------------------
