@@ -7,7 +7,9 @@ read: a concurrent change or a bad value leaves ZooKeeper exactly as it was.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import enum
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +21,15 @@ from kafkaops.admin.config_def import (
     validate_topic_config,
 )
 from kafkaops.admin.topics import validate_topic_name
-from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError, UnknownTopicOrPartitionError
+from kafkaops.cluster.common.config_types import ConfigKey
+from kafkaops.cluster.common.config_types import ConfigType as ConfigValueType
+from kafkaops.cluster.common.errors import (
+    InvalidArgumentError,
+    InvalidConfigurationError,
+    InvalidRequestError,
+    UnknownConfigNameError,
+    UnknownTopicOrPartitionError,
+)
 from kafkaops.cluster.common.jvm_text import java_string_hash, properties_order, scala_immutable_set
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.znodes import (
@@ -168,6 +178,8 @@ def alter_config(
         raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity.entity_type}")
     if entity.entity_type == ConfigType.BROKER:
         _check_brokers_not_running(zk, entity, add)
+    if isinstance(entity, ClientQuotaConfigEntity):
+        refuse_scram_credentials(add)
     path = entity.full_sanitized_name if isinstance(entity, ClientQuotaConfigEntity) else entity.name
     current, version = zk.get_entity_config(entity.entity_type, path)
     missing = [key for key in delete if key not in current]
@@ -177,6 +189,28 @@ def alter_config(
     config.update(add)
     for key in delete:
         config.pop(key, None)
+    # kafka-configs --zookeeper writes a `<default>` listener config as Kafka 2.8's does (only the brokers'
+    # AlterConfigs refuses it, as DynamicBrokerConfig does)
+    return change_configs(zk, entity, config, version, default_may_set_per_broker_configs=True)
+
+
+def change_configs(
+    zk: KafkaZkClient,
+    entity: ConfigEntity,
+    config: Mapping[str, str],
+    expected_version: int | None,
+    validate_only: bool = False,
+    default_may_set_per_broker_configs: bool = False,
+) -> AlterConfigResult:
+    """Replace an entity's overrides by `config` (Kafka's `AdminZkClient.changeConfigs`, with
+    `validateTopicConfig` / `DynamicBrokerConfig.validate` first): the write of kafka-configs and of the
+    brokers' AlterConfigs and IncrementalAlterConfigs. `expected_version` is the config znode's version
+    the new set was computed from (None: it had none); `validate_only` checks without writing (the
+    notification is then ""). Raises InvalidTopicError, UnknownTopicOrPartitionError,
+    InvalidConfigurationError (UnknownConfigNameError for a name Kafka does not know),
+    ZNodeVersionConflictError."""
+    if entity.name is None:
+        raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity.entity_type}")
     if entity.entity_type == ConfigType.TOPIC:
         validate_topic_name(entity.name)
         if not zk.topic_exists(entity.name):
@@ -184,11 +218,76 @@ def alter_config(
         validate_topic_config(config)
     elif isinstance(entity, ClientQuotaConfigEntity):
         validate_quota_config(config, entity.validated_as_user)
-        refuse_scram_credentials(add)
     else:
-        validate_broker_config(config)
-    notification = zk.set_entity_config_and_notify(entity.entity_type, path, config, version)
-    return AlterConfigResult(entity, config, notification)
+        per_broker = entity.name != DEFAULT_ENTITY_NAME or default_may_set_per_broker_configs
+        validate_broker_config(config, per_broker=per_broker)
+    if validate_only:
+        return AlterConfigResult(entity, dict(config), "")
+    path = entity.full_sanitized_name if isinstance(entity, ClientQuotaConfigEntity) else entity.name
+    notification = zk.set_entity_config_and_notify(entity.entity_type, path, config, expected_version)
+    return AlterConfigResult(entity, dict(config), notification)
+
+
+class AlterConfigOpType(enum.IntEnum):
+    """Kafka's `AlterConfigOp.OpType`; the value is the wire byte of IncrementalAlterConfigs."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class AlterConfigOp:
+    """One operation of an IncrementalAlterConfigs resource (Kafka's `AlterConfigOp`)."""
+
+    name: str
+    op: AlterConfigOpType
+    value: str | None
+
+
+def incremental_configs(
+    current: Mapping[str, str], ops: Sequence[AlterConfigOp], definitions: Mapping[str, ConfigKey]
+) -> dict[str, str]:
+    """The overrides after `ops` (Kafka 2.8 `ZkAdminManager.prepareIncrementalConfigs` and the checks before
+    it): APPEND and SUBTRACT only on LIST configs, starting from the current override or the default.
+
+    Raises InvalidRequestError (duplicate names, null values, a list operation on another type) and
+    UnknownConfigNameError (a list operation on a name `definitions` does not have), with Kafka's texts."""
+    counts = collections.Counter(op.name for op in ops)
+    duplicates = [name for name, count in counts.items() if count > 1]
+    if duplicates:
+        raise InvalidRequestError(f"Error due to duplicate config keys : {','.join(duplicates)}")
+    nulls = [f"{op.op.name}:{op.name}" for op in ops if op.value is None and op.op is not AlterConfigOpType.DELETE]
+    if nulls:
+        raise InvalidRequestError(f"Null value not supported for : {','.join(nulls)}")
+    config = dict(current)
+    for op in ops:
+        if op.op is AlterConfigOpType.SET:
+            config[op.name] = op.value or ""
+        elif op.op is AlterConfigOpType.DELETE:
+            config.pop(op.name, None)
+        else:
+            verb = "append" if op.op is AlterConfigOpType.APPEND else "subtract"
+            key = definitions.get(op.name)
+            if key is None:
+                raise UnknownConfigNameError(f"Unknown topic config name: {op.name}")
+            if key.type is not ConfigValueType.LIST:
+                raise InvalidRequestError(f"Config value {verb} is not allowed for config key: {op.name}")
+            old = config.get(op.name, key.default).split(",")
+            given = (op.value or "").split(",")
+            new = old + given if op.op is AlterConfigOpType.APPEND else _list_diff(old, given)
+            config[op.name] = ",".join(new)
+    return config
+
+
+def _list_diff(old: list[str], removed: list[str]) -> list[str]:
+    """Scala's `List.diff`: each element of `removed` takes away one occurrence."""
+    remaining = list(old)
+    for item in removed:
+        if item in remaining:
+            remaining.remove(item)
+    return remaining
 
 
 def _check_brokers_not_running(zk: KafkaZkClient, entity: ConfigEntity, add: Mapping[str, str]) -> None:

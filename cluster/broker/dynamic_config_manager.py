@@ -4,9 +4,11 @@ and `ClientIdConfigHandler`).
 
 Each `/config/changes/config_change_*` created after start-up names an entity: a topic's overrides are
 re-read and handed to the replica manager (`apply_topic_config`); this broker's dynamic configs,
-`/config/brokers/<default>` overridden by `/config/brokers/<id>`, likewise (`apply_broker_config`: the
-replication throttle rates). A user's, a client's or a <user, client-id>'s config is re-read and its
-quotas handed to the client quota managers. All read once at start-up too.
+`/config/brokers/<default>` and `/config/brokers/<id>`, are re-read into its `DynamicBrokerConfig`, which
+tells the parts that honour them (Kafka's reconfigurables: the replica manager's throttle rates and
+min.insync.replicas default, the log defaults, the controller's unclean.leader.election.enable). A
+user's, a client's or a <user, client-id>'s config is re-read and its quotas handed to the client quota
+managers. All read once at start-up too.
 
 Threads: the watch fires on kazoo's thread and reads ZooKeeper there; the replica manager is told on
 the broker's event loop (`loop.call_soon_threadsafe`).
@@ -19,6 +21,7 @@ import logging
 from collections.abc import Callable
 
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers, parse_quota_config
+from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.zk import znodes
@@ -36,6 +39,7 @@ class DynamicConfigManager:
         replica_manager: ReplicaManager,
         loop: asyncio.AbstractEventLoop,
         stopped: Callable[[], bool],
+        dynamic_config: DynamicBrokerConfig | None = None,
         quotas: QuotaManagers | None = None,
     ) -> None:
         self.broker_id = broker_id
@@ -44,6 +48,7 @@ class DynamicConfigManager:
         self.quotas = quotas
         self.loop = loop
         self.stopped = stopped
+        self.dynamic_config = dynamic_config
 
     def startup(self) -> None:
         """Apply this broker's dynamic configs, then watch for changes (notifications older than now are
@@ -123,5 +128,8 @@ class DynamicConfigManager:
 
     def _load_broker_config(self) -> None:
         found = self.zk.get_entity_configs(znodes.ConfigType.BROKER, [znodes.DEFAULT_ENTITY_NAME, str(self.broker_id)])
+        if self.dynamic_config is not None:
+            self.dynamic_config.update(found.get(znodes.DEFAULT_ENTITY_NAME, {}), found.get(str(self.broker_id), {}))
+            return
         overrides = {**found.get(znodes.DEFAULT_ENTITY_NAME, {}), **found.get(str(self.broker_id), {})}
         self.loop.call_soon_threadsafe(self.replica_manager.apply_broker_config, overrides)

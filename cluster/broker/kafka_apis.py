@@ -54,12 +54,13 @@ from kafkaops.cluster.broker.requests import (
     UpdateMetadataRequest,
 )
 from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
+from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
-from kafkaops.cluster.protocol.schemas import ApiKey, ElectionType
+from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 Body = Mapping[str, Any]
 Response = dict[str, Any]
@@ -95,6 +96,17 @@ class LocalController(Protocol):
     def controlled_shutdown(self, broker_id: int, broker_epoch: int, timeout_s: float = ...) -> set[TopicPartition]:
         """The partitions `broker_id` still leads after moving what it can. Raises BrokerError."""
 
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None], timeout_s: float = ...
+    ) -> dict[TopicPartition, tuple[int, str | None]]:
+        """Kafka's `processApiPartitionReassignment` (None cancels): per partition (error code, message).
+        Raises TimeoutError and NotControllerError."""
+
+    def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_s: float = ...
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """Kafka's `processListPartitionReassignments`. Raises TimeoutError and NotControllerError."""
+
 
 class KafkaApis:
     """The handlers of one broker. `broker_epoch()` is this broker's registration epoch (it changes when
@@ -109,6 +121,7 @@ class KafkaApis:
         metadata_cache: MetadataCache,
         controller: LocalController,
         broker_epoch: Callable[[], int],
+        admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
     ) -> None:
         self.broker_id = broker_id
@@ -119,6 +132,7 @@ class KafkaApis:
         self.controller = controller
         self.broker_epoch = broker_epoch
         self.producer_ids = ProducerIdManager(broker_id, zk)
+        self.admin_manager = admin_manager
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
@@ -138,6 +152,20 @@ class KafkaApis:
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
         }
+        if admin_manager is not None:
+            self._handlers.update(
+                {
+                    ApiKey.CREATE_TOPICS: self.handle_create_topics_request,
+                    ApiKey.DELETE_TOPICS: self.handle_delete_topics_request,
+                    ApiKey.CREATE_PARTITIONS: self.handle_create_partitions_request,
+                    ApiKey.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
+                    ApiKey.ALTER_CONFIGS: self.handle_alter_configs_request,
+                    ApiKey.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs_request,
+                    ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster_request,
+                    ApiKey.ALTER_PARTITION_REASSIGNMENTS: self.handle_alter_partition_reassignments_request,
+                    ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
+                }
+            )
         # the handlers that need the request's context: the client quotas they record and throttle
         self._context_handlers: dict[ApiKey, ContextHandler] = {
             ApiKey.PRODUCE: self.handle_produce_request,
@@ -346,18 +374,23 @@ class KafkaApis:
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(
+        response, topics = await asyncio.get_running_loop().run_in_executor(
             None, self._update_metadata, header.correlation_id, body
         )
+        if topics and self.admin_manager is not None:
+            # Kafka: admin requests waiting for these topics' metadata may complete now
+            self.admin_manager.try_complete_delayed_topic_operations(topics)
+        return response
 
-    def _update_metadata(self, correlation_id: int, body: Body) -> Response:
+    def _update_metadata(self, correlation_id: int, body: Body) -> tuple[Response, set[str]]:
         # typed here, on the executor thread: an UpdateMetadata of a whole cluster must not hold up the loop
         request = UpdateMetadataRequest.from_wire(body)
         if self._stale_broker_epoch(request.broker_epoch):
-            return responses.update_metadata_response(errors.StaleBrokerEpochError.code)
-        return responses.update_metadata_response(
-            self.replica_manager.maybe_update_metadata_cache(correlation_id, request)
-        )
+            return responses.update_metadata_response(errors.StaleBrokerEpochError.code), set()
+        error = self.replica_manager.maybe_update_metadata_cache(correlation_id, request)
+        waiting = self.admin_manager is not None and self.admin_manager.topic_purgatory.delayed() > 0
+        topics = {state.topic_name for state in request.partition_states} if waiting and error == errors.NONE else set()
+        return responses.update_metadata_response(error), topics
 
     # --- requests for the controller -----------------------------------------------------------------------
 
@@ -408,3 +441,128 @@ class KafkaApis:
             f"broker-{self.broker_id}",
             timeout_s + 5,
         )
+
+    # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------
+
+    def _admin(self) -> ZkAdminManager:
+        assert self.admin_manager is not None  # noqa: S101 - only registered with one
+        return self.admin_manager
+
+    async def handle_create_topics_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self._admin().create_topics(body, header.api_version)
+
+    async def handle_delete_topics_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self._admin().delete_topics(body, header.api_version)
+
+    async def handle_create_partitions_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self._admin().create_partitions(body, header.api_version)
+
+    async def handle_describe_configs_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._admin().describe_configs, body, header.api_version
+        )
+
+    async def handle_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._admin().alter_configs, body)
+
+    async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._admin().incremental_alter_configs, body)
+
+    async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
+        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
+        metadata cache has them (no authorizer: authorized operations are "not provided")."""
+        cache = self.metadata_cache
+        controller_id = cache.controller_id
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.NONE,
+            "error_message": None,
+            "cluster_id": self.cluster_id or "",
+            "controller_id": controller_id if controller_id is not None else -1,
+            "brokers": [
+                {"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
+                for b in cache.alive_brokers()
+            ],
+            "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS,
+        }
+
+    # --- partition reassignments (KIP-455: the controller's event queue) -----------------------------------
+
+    async def handle_alter_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._alter_partition_reassignments, body)
+
+    def _alter_partition_reassignments(self, body: Body) -> Response:
+        """Kafka's `handleAlterPartitionReassignmentsRequest`: answered by the controller (NOT_CONTROLLER
+        elsewhere, as Kafka 2.8 answers; clients send it to the controller)."""
+        requested: dict[TopicPartition, Sequence[int] | None] = {
+            TopicPartition(topic["name"], p["partition_index"]): p["replicas"]
+            for topic in body["topics"]
+            for p in topic["partitions"]
+        }
+        try:
+            if not self.controller.is_active:
+                raise errors.NotControllerError()
+            results = self.controller.alter_partition_reassignments(requested, max(body["timeout_ms"], 0) / 1000)
+        except TimeoutError:
+            return _top_level_error(errors.RequestTimedOutError, {"responses": []})
+        except errors.NotControllerError:
+            return _top_level_error(errors.NotControllerError, {"responses": []})
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, (code, message) in results.items():
+            by_topic.setdefault(tp.topic, []).append(
+                {"partition_index": tp.partition, "error_code": code, "error_message": message}
+            )
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.NONE,
+            "error_message": None,
+            "responses": [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()],
+        }
+
+    async def handle_list_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._list_partition_reassignments, body)
+
+    def _list_partition_reassignments(self, body: Body) -> Response:
+        topics = body.get("topics")
+        asked = (
+            None
+            if topics is None
+            else [TopicPartition(t["name"], index) for t in topics for index in t["partition_indexes"]]
+        )
+        try:
+            if not self.controller.is_active:
+                raise errors.NotControllerError()
+            found = self.controller.list_partition_reassignments(asked, max(body["timeout_ms"], 0) / 1000)
+        except TimeoutError:
+            return _top_level_error(errors.RequestTimedOutError, {"topics": []})
+        except errors.NotControllerError:
+            return _top_level_error(errors.NotControllerError, {"topics": []})
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for tp, assignment in found.items():
+            by_topic.setdefault(tp.topic, []).append(
+                {
+                    "partition_index": tp.partition,
+                    "replicas": list(assignment.replicas),
+                    "adding_replicas": list(assignment.adding_replicas),
+                    "removing_replicas": list(assignment.removing_replicas),
+                }
+            )
+        return {
+            "throttle_time_ms": 0,
+            "error_code": errors.NONE,
+            "error_message": None,
+            "topics": [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()],
+        }
+
+
+def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response:
+    """A response failed as a whole; the message is Kafka's text for the code (`new ApiError(error)`)."""
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error.code,
+        "error_message": errors.KAFKA_MESSAGES.get(error.code, _ERROR_TEXTS.get(error.code)),
+        **rest,
+    }
+
+
+_ERROR_TEXTS = {errors.NotControllerError.code: "This is not the correct controller for this cluster."}

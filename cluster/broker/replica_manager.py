@@ -67,7 +67,7 @@ from kafkaops.cluster.broker.responses import (
 )
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
-from kafkaops.cluster.log import UNDEFINED_EPOCH, LogManager
+from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
 from kafkaops.cluster.protocol.records import validate_produce_records
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
@@ -121,6 +121,8 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._topic_configs: dict[str, dict[str, str]] = {}
+        self._default_min_isr = config.min_insync_replicas
+        """min.insync.replicas of topics without an override: the broker's, dynamic (`apply_broker_config`)."""
         self.leader_quota = throttles.ReplicationQuota()
         self.follower_quota = throttles.ReplicationQuota()
         self._leader_throttled: dict[str, frozenset[int] | None] = {}
@@ -488,14 +490,21 @@ class ReplicaManager:
             overrides, throttles.FOLLOWER_THROTTLED_REPLICAS, self.broker_id
         )
 
-    def apply_broker_config(self, overrides: dict[str, str]) -> None:
+    def apply_broker_config(self, overrides: dict[str, str], log_defaults: LogConfig | None = None) -> None:
         """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates (of
-        replication, and of moves between log dirs)."""
+        replication, and of moves between log dirs), the default min.insync.replicas, and (given) the topics'
+        log defaults they make."""
         self.leader_quota.rate = throttles.parse_rate(overrides.get(throttles.LEADER_THROTTLED_RATE))
         self.follower_quota.rate = throttles.parse_rate(overrides.get(throttles.FOLLOWER_THROTTLED_RATE))
         self.alter_log_dirs.quota.rate = throttles.parse_rate(
             overrides.get(throttles.ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND)
         )
+        min_isr = overrides.get("min.insync.replicas")
+        self._default_min_isr = (
+            int(min_isr) if min_isr is not None and min_isr.strip().isdigit() else self.config.min_insync_replicas
+        )
+        if log_defaults is not None:
+            self.log_manager.set_default_config(log_defaults)
 
     def _is_throttled(self, table: dict[str, frozenset[int] | None], tp: TopicPartition) -> bool:
         if tp.topic not in table:
@@ -521,9 +530,9 @@ class ReplicaManager:
     def min_insync_replicas(self, topic: str) -> int:
         value = self._topic_configs.get(topic, {}).get("min.insync.replicas")
         try:
-            return int(value) if value is not None else self.config.min_insync_replicas
+            return int(value) if value is not None else self._default_min_isr
         except ValueError:
-            return self.config.min_insync_replicas
+            return self._default_min_isr
 
     # --- parked requests -------------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ user can cause is Kafka's own text where Kafka has one: the CLI prints it verbat
     │   ├── InvalidArgumentError         Kafka's IllegalArgumentException / AdminCommandFailedException
     │   │   └── NumberFormatError        Java's NumberFormatException (also a ValueError)
     │   ├── UsageError                   Kafka's printUsageAndDie: the message, then the usage text
-    │   ├── AdminOperationError, InvalidConfigurationError, BrokerIdTakenError, TerseReassignmentFailure
+    │   ├── AdminOperationError, InvalidConfigurationError (UnknownConfigNameError), BrokerIdTakenError,
+│   │   TerseReassignmentFailure
     │   └── ZooKeeperUnreachableError    (also a ZooKeeperError)
     ├── ZooKeeperError
     ├── MalformedZNodeError              a znode's bytes that its codec cannot decode
@@ -79,6 +80,12 @@ class AdminOperationError(UserError):
 
 class InvalidConfigurationError(UserError):
     """Kafka's ConfigException / InvalidConfigurationException."""
+
+
+class UnknownConfigNameError(InvalidConfigurationError):
+    """Kafka's InvalidConfigurationException for a config name it does not know (`Unknown topic config
+    name: x`). Apart from a bad value (a ConfigException) because the Admin API answers them differently:
+    INVALID_CONFIG with the text alone, where a bad value in AlterConfigs is an INVALID_REQUEST."""
 
 
 class TerseReassignmentFailure(UserError):
@@ -291,9 +298,7 @@ class CorruptMessageError(BrokerError, code=2, name="CORRUPT_MESSAGE", retriable
     """Bytes that fail their CRC, exceed their declared size or cannot be parsed."""
 
 
-class UnknownTopicOrPartitionError(
-    BrokerError, UserError, code=3, name="UNKNOWN_TOPIC_OR_PARTITION", retriable=True
-):
+class UnknownTopicOrPartitionError(BrokerError, UserError, code=3, name="UNKNOWN_TOPIC_OR_PARTITION", retriable=True):
     """This server does not host this topic-partition; Kafka's UnknownTopicOrPartitionException, also raised
     by `admin` for a topic that does not exist (with `named=False`: the tools print the message alone)."""
 

@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kafkaops.cluster.common.errors import (
+    InvalidConfigurationError,
     LogDirFailureError,
     LogDirLockedError,
     LogDirNotFoundError,
@@ -105,9 +106,10 @@ class LogManager:
             raise ValueError("At least one log directory must be given")
         self.log_dirs = [Path(directory) for directory in log_dirs]
         self.default_config = default_config if default_config is not None else LogConfig()
+        self._topic_overrides = {topic: dict(overrides) for topic, overrides in (topic_configs or {}).items()}
         self._topic_configs = {
             topic: LogConfig.from_mapping(overrides, self.default_config)
-            for topic, overrides in (topic_configs or {}).items()
+            for topic, overrides in self._topic_overrides.items()
         }
         self._clock = clock
         self._on_dir_offline = on_dir_offline
@@ -452,12 +454,31 @@ class LogManager:
         config = LogConfig.from_mapping(overrides, self.default_config)
         with self._lock:
             self._topic_configs[topic] = config
+            self._topic_overrides[topic] = dict(overrides)
             affected = [
                 entry for logs in (self._logs, self._future_logs) for (name, _), entry in logs.items() if name == topic
             ]
         for entry in affected:
             entry.update_config(config)
         return config
+
+    def set_default_config(self, default_config: LogConfig) -> None:
+        """New topic defaults (a dynamic broker config change, Kafka's `DynamicLogConfig`): every log takes
+        them at once, under its topic's overrides."""
+        with self._lock:
+            self.default_config = default_config
+            for topic, overrides in self._topic_overrides.items():
+                try:
+                    self._topic_configs[topic] = LogConfig.from_mapping(overrides, default_config)
+                except InvalidConfigurationError:
+                    continue  # an override the broker already refused: the topic keeps what it had
+            affected = [
+                (entry, self.config_for(name))
+                for logs in (self._logs, self._future_logs)
+                for (name, _), entry in logs.items()
+            ]
+        for entry, config in affected:
+            entry.update_config(config)
 
     # --- periodic work ---------------------------------------------------------------------------------
 
