@@ -345,3 +345,5 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
 
 def _join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(map(str, values))
+
+

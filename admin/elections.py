@@ -419,7 +419,9 @@ def elect_leaders_via_broker(
     requested = None if partitions is None else list(partitions.items)
     with KafkaClient(bootstrap_server, client_id="kafkaops-leader-election", request_timeout_ms=30000) as client:
         try:
-            answers = client.elect_leaders(election_type, requested, timeout_ms=int(timeout_s * 1000))
+            answers = client.elect_leaders(
+                election_type, requested, timeout_ms=int(timeout_s * 1000)
+            )
         except RequestTimedOutError as error:
             raise RequestTimedOutError(TIMEOUT_MESSAGE) from error
     return ElectionResult(
@@ -429,3 +431,5 @@ def elect_leaders_via_broker(
             for tp, (code, message) in answers.items()
         },
     )
+
+
