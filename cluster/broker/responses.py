@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
 from kafkaops.cluster.common import errors
-from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.schemas import RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import INTERNAL_TOPICS, TopicPartition
@@ -47,7 +47,7 @@ class ProducePartitionResult:
     log_start_offset: int = -1
 
 
-def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
+def produce_response(results: Sequence[ProducePartitionResult], throttle_time_ms: int = 0) -> Body:
     responses = _by_topic(
         (r.tp for r in results),
         (
@@ -65,7 +65,7 @@ def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
     )
     return {
         "responses": [{"name": t, "partition_responses": ps} for t, ps in responses.items()],
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
     }
 
 
@@ -92,7 +92,7 @@ class FetchResult:
     partitions: Sequence[FetchPartitionResult]
 
 
-def fetch_response(result: FetchResult) -> Body:
+def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
     topics = _by_topic(
         (r.tp for r in result.partitions),
         (
@@ -110,11 +110,17 @@ def fetch_response(result: FetchResult) -> Body:
         ),
     )
     return {
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
         "error_code": result.error_code,
         "session_id": result.session_id,
         "responses": [{"topic": t, "partition_responses": ps} for t, ps in topics.items()],
     }
+
+
+def fetch_response_size(result: FetchResult, version: int) -> int:
+    """Kafka's `FetchResponse.sizeOf`: the response's size at `version` plus its 4-byte correlation id,
+    what a consumer's fetch counts against its byte-rate quota."""
+    return 4 + len(RESPONSES[ApiKey.FETCH].encode(fetch_response(result), version))
 
 
 # --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------

@@ -223,13 +223,13 @@ def test_topics_create_needs_no_counts_with_bootstrap_server():
 
 def test_configs_entity_types_allowed_depend_on_the_connection():
     with pytest.raises(InvalidArgumentError) as raised:
-        cli_configs.resolve_entity(["groups"], [], False, None, None, False, False, bootstrap=True)
+        cli_configs.resolve_entity(["groups"], [], [], False, bootstrap=True)
     assert str(raised.value) == (
         "Invalid entity type groups, the entity type must be one of "
         "topics,clients,users,brokers,broker-loggers,ips with the --bootstrap-server argument"
     )
     with pytest.raises(InvalidArgumentError, match="with the --zookeeper argument$"):
-        cli_configs.resolve_entity(["broker-loggers"], [], False, None, None, False, False)
+        cli_configs.resolve_entity(["broker-loggers"], [], [], False)
 
 
 def test_synonym_values_print_null_as_java_does():
