@@ -11,23 +11,42 @@ import typer
 from typer._click.exceptions import ClickException
 from typer.core import TyperCommand
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, configs_admin_ops
 from kafkaops.admin import configs as admin_configs
+from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.admin.kafka_client.config_admin import ConfigEntry
 from kafkaops.cli.common import (
     BootstrapServerOption,
+    CommandConfigOption,
     StateDirOption,
     ZookeeperOption,
-    refuse_bootstrap_server,
+    admin_client,
+    check_connection,
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
 from kafkaops.cluster.common.jvm_text import hash_map_order, java_double_string
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
+BROKER_LOGGERS = "broker-loggers"
 DESCRIPTION = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
-_ZK_ENTITY_TYPES = ",".join(ConfigType.ALL)
+_BROKER_ENTITY_TYPES = (
+    ConfigType.TOPIC,
+    ConfigType.CLIENT,
+    ConfigType.USER,
+    ConfigType.BROKER,
+    BROKER_LOGGERS,
+    ConfigType.IP,
+)
+"""Kafka's `BrokerSupportedConfigTypes`: what --bootstrap-server accepts (broker-loggers not offered here)."""
+CLIENT_ID = "kafkaops-configs"
+QUOTAS_NEED_ZOOKEEPER = (
+    "kafkaops configs --bootstrap-server describes and alters topics and brokers; "
+    "for users and clients use --zookeeper (or leave both out for the local cluster)"
+)
 
 
 def resolve_entity(
@@ -35,12 +54,14 @@ def resolve_entity(
     entity_names: list[str],
     flags: list[tuple[str, str]],
     alter: bool,
+    bootstrap: bool = False,
 ) -> admin_configs.ConfigEntity:
     """Kafka's `ConfigCommandOptions.checkArgs` entity rules and `parseEntity`.
 
     `entity_names` are the `--entity-name` values in command-line order with "" for each
     `--entity-default`; `flags` the (entity type, name) of the entity flags given (`--topic t`,
-    `--user u`, `--client-defaults` as ("clients", "")), in Kafka's order."""
+    `--user u`, `--client-defaults` as ("clients", "")), in Kafka's order; the entity types allowed
+    depend on the connection (`bootstrap` for --bootstrap-server)."""
     if (entity_types or entity_names) and flags:
         raise InvalidArgumentError(
             "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
@@ -49,11 +70,14 @@ def resolve_entity(
     duplicates = [t for i, t in enumerate(types) if t in types[:i]]
     if duplicates:
         raise InvalidArgumentError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    allowed, connect_option = (
+        (_BROKER_ENTITY_TYPES, "--bootstrap-server") if bootstrap else (ConfigType.ALL, "--zookeeper")
+    )
     for entity_type in types:
-        if entity_type not in ConfigType.ALL:
+        if entity_type not in allowed:
             raise InvalidArgumentError(
-                f"Invalid entity type {entity_type}, the entity type must be one of {_ZK_ENTITY_TYPES} "
-                "with the --zookeeper argument"
+                f"Invalid entity type {entity_type}, the entity type must be one of {','.join(allowed)} "
+                f"with the {connect_option} argument"
             )
     if not types:
         raise InvalidArgumentError("At least one entity type must be specified")
@@ -125,6 +149,15 @@ def configs_command(
     zookeeper_connect: ZookeeperOption = None,
     state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
+    command_config: CommandConfigOption = None,
+    all_: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="List all configs for the given topic, broker, or broker-logger entity (includes static "
+            "configuration when the entity type is brokers)",
+        ),
+    ] = False,
     entity_type: Annotated[
         list[str] | None,
         typer.Option(
@@ -183,6 +216,9 @@ def configs_command(
             alter,
             describe,
             zookeeper_connect,
+            bootstrap_server,
+            command_config,
+            all_,
             entity_type,
             entity_name,
             entity_default,
@@ -205,8 +241,9 @@ def configs_command(
     for used, other in (("describe", "alter"), ("describe", "add-config"), ("describe", "delete-config")):
         if describe and {"alter": alter, "add-config": add_config, "delete-config": delete_config}[other]:
             raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
-    if bootstrap_server:
-        raise refuse_bootstrap_server("configs")
+    check_connection(zookeeper_connect, bootstrap_server)
+    if all_ and bootstrap_server is None:
+        raise InvalidArgumentError("--bootstrap-server must be specified for --all")
     # Kafka's entityFlags then entityDefaultsFlags, in that order
     named = (
         (ConfigType.TOPIC, topic),
@@ -221,43 +258,134 @@ def configs_command(
     )
     flags = [(t, n) for t, n in named if n is not None] + [(t, "") for t, given in defaults if given]
     names = ctx.meta.get(ORDERED_ENTITY_NAMES, (entity_name or []) + [""] * entity_default)
-    entity = resolve_entity(entity_type or [], names, flags, alter)
-    lines: list[str] = []
-    with zookeeper(zookeeper_connect, state) as zk:
-        if alter:
-            if add_config is not None and add_config_file is not None:
-                raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
-            if add_config is None and add_config_file is None and not delete_config:
-                raise InvalidArgumentError(
-                    "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"
-                )
-            to_add = {}
-            if add_config_file is not None:
-                to_add = admin_configs.load_properties(add_config_file)
-            elif add_config is not None:
-                to_add = admin_configs.parse_add_config(add_config)
-            if "message.format.version" in to_add:
-                lines.append(MESSAGE_FORMAT_WARNING.format(to_add["message.format.version"]))
-            to_delete = [key.strip() for value in delete_config or [] for key in value.split(",")]
-            result = admin_configs.alter_config(zk, entity, to_add, to_delete)
-            lines.append(f"Completed updating config for entity: {result.entity}.")
-            document: object = {
-                "entity": str(result.entity),
-                "entity_type": entity.entity_type,
-                "entity_name": entity.name,
-                "config": result.config,
-            }
-        else:
-            described = admin_configs.describe_configs(zk, entity)
-            for item in described:
-                lines.append(f"Configs for {item.entity} are {','.join(f'{k}={v}' for k, v in item.config)}")
-            document = [
-                {"entity": str(d.entity), **dataclasses.asdict(d.entity), "config": dict(d.config)} for d in described
-            ]
+    entity = resolve_entity(entity_type or [], names, flags, alter, bootstrap=bootstrap_server is not None)
+    to_add, to_delete = _changes(add_config, add_config_file, delete_config) if alter else ({}, [])
+    if bootstrap_server is not None:
+        if entity.entity_type not in (ConfigType.TOPIC, ConfigType.BROKER):
+            raise InvalidArgumentError(QUOTAS_NEED_ZOOKEEPER)
+        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (admin, _):
+            lines, document = _run_via_admin(admin, entity, alter, to_add, to_delete, all_)
+    else:
+        with zookeeper(zookeeper_connect, state) as zk:
+            lines, document = _run_via_zookeeper(zk, entity, alter, to_add, to_delete)
     if output is OutputFormat.json:
         print_json(document)
     else:
         print_lines(lines)
+
+
+def _run_via_zookeeper(
+    zk: KafkaZkClient, entity: admin_configs.ConfigEntity, alter: bool, to_add: dict[str, str], to_delete: list[str]
+) -> tuple[list[str], object]:
+    """Kafka's `alterConfigWithZk` / `describeConfigWithZk`, and their texts."""
+    lines: list[str] = []
+    if alter:
+        lines.extend(_message_format_warning(to_add))
+        result = admin_configs.alter_config(zk, entity, to_add, to_delete)
+        lines.append(f"Completed updating config for entity: {result.entity}.")
+        document: object = {
+            "entity": str(result.entity),
+            "entity_type": entity.entity_type,
+            "entity_name": entity.name,
+            "config": result.config,
+        }
+        return lines, document
+    described = admin_configs.describe_configs(zk, entity)
+    for item in described:
+        lines.append(f"Configs for {item.entity} are {','.join(f'{k}={v}' for k, v in item.config)}")
+    document = [{"entity": str(d.entity), **dataclasses.asdict(d.entity), "config": dict(d.config)} for d in described]
+    return lines, document
+
+
+def _changes(
+    add_config: str | None, add_config_file: Path | None, delete_config: list[str] | None
+) -> tuple[dict[str, str], list[str]]:
+    """`--add-config` / `--add-config-file` and `--delete-config` (Kafka's checks and parsing)."""
+    if add_config is not None and add_config_file is not None:
+        raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
+    if add_config is None and add_config_file is None and not delete_config:
+        raise InvalidArgumentError(
+            "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"
+        )
+    to_add = {}
+    if add_config_file is not None:
+        to_add = admin_configs.load_properties(add_config_file)
+    elif add_config is not None:
+        to_add = admin_configs.parse_add_config(add_config)
+    return to_add, [key.strip() for value in delete_config or [] for key in value.split(",")]
+
+
+def _message_format_warning(to_add: dict[str, str]) -> list[str]:
+    if "message.format.version" in to_add:
+        return [MESSAGE_FORMAT_WARNING.format(to_add["message.format.version"])]
+    return []
+
+
+def _admin_name(entity: admin_configs.ConfigEntity) -> str | None:
+    return configs_admin_ops.BROKER_DEFAULT if entity.name == DEFAULT_ENTITY_NAME else entity.name
+
+
+def _run_via_admin(
+    client: KafkaClient,
+    entity: admin_configs.ConfigEntity,
+    alter: bool,
+    to_add: dict[str, str],
+    to_delete: list[str],
+    describe_all: bool,
+) -> tuple[list[str], object]:
+    """Kafka's `alterConfig` / `describeConfig` with an AdminClient, and their texts."""
+    name = _admin_name(entity)
+    singular = entity.entity_type.removesuffix("s")
+    if alter:
+        lines = _message_format_warning(to_add)
+        configs_admin_ops.alter_entity(client, entity.entity_type, name or "", to_add, to_delete)
+        if name:
+            lines.append(f"Completed updating config for {singular} {name}.")
+        else:
+            lines.append(f"Completed updating default config for {entity.entity_type} in the cluster.")
+        document: object = {
+            "entity_type": entity.entity_type,
+            "entity_name": name,
+            "added": to_add,
+            "deleted": to_delete,
+        }
+        return lines, document
+    lines = []
+    described = configs_admin_ops.describe_entities(client, entity.entity_type, name, describe_all)
+    for item in described:
+        if item.name == configs_admin_ops.BROKER_DEFAULT:
+            lines.append(f"Default configs for {item.entity_type} in the cluster are:")
+        else:
+            lines.append(f"{'All' if describe_all else 'Dynamic'} configs for {singular} {item.name} are:")
+        lines.extend(config_entry_line(e) for e in item.entries)
+    document = [
+        {
+            "entity_type": d.entity_type,
+            "entity_name": d.name,
+            "configs": [
+                {
+                    "name": e.name,
+                    "value": e.value,
+                    "source": e.source.name,
+                    "sensitive": e.is_sensitive,
+                    "synonyms": [{"name": s.name, "value": s.value, "source": s.source.name} for s in e.synonyms],
+                }
+                for e in d.entries
+            ],
+        }
+        for d in described
+    ]
+    return lines, document
+
+
+def config_entry_line(entry: ConfigEntry) -> str:
+    """ConfigCommand's `  name=value sensitive=false synonyms={SOURCE:name=value, ...}` (Java prints null)."""
+    synonyms = ", ".join(f"{s.source.name}:{s.name}={_java(s.value)}" for s in entry.synonyms)
+    return f"  {entry.name}={_java(entry.value)} sensitive={str(entry.is_sensitive).lower()} synonyms={{{synonyms}}}"
+
+
+def _java(value: str | None) -> str:
+    return "null" if value is None else value
 
 
 def quota_configs_text(entity: Mapping[str, str | None], values: Mapping[str, float]) -> str:
