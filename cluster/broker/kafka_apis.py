@@ -38,6 +38,7 @@ from kafkaops.cluster.broker.requests import (
     ProduceRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    valid_api_versions_request,
 )
 from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, PartitionErrors
 from kafkaops.cluster.common import errors
@@ -162,6 +163,8 @@ class KafkaApis:
     # --- metadata ------------------------------------------------------------------------------------------
 
     async def handle_api_versions_request(self, header: RequestHeader, body: Body) -> Response:
+        if not valid_api_versions_request(body, header.api_version):
+            return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
