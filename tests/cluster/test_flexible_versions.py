@@ -209,3 +209,41 @@ def test_kafka_python_produces_consumes_and_lists_offsets(cluster, zk) -> None: 
         assert consumer.partitions_for_topic("kp") == {0}
     finally:
         consumer.close()
+
+
+@pytest.mark.skipif(KCAT is None, reason="kcat is not installed")
+def test_fetch_v12_answers_a_diverging_last_fetched_epoch(cluster, zk) -> None:  # type: ignore[no-untyped-def]
+    """Kafka 2.8's Partition.readRecords: a fetch whose last fetched epoch the leader's log does not end at
+    the fetch offset gets no records, and the epoch and end offset where the logs diverge (KIP-595)."""
+    local = cluster(brokers=1)
+    _create(zk, "div")
+    bootstrap = bootstrap_of(local)
+    assert KCAT is not None
+    subprocess.run([KCAT, "-b", bootstrap, "-P", "-t", "div", "-p", "0"], input=b"a\nb\nc\n", timeout=60, check=True)
+    host, port = bootstrap.split(":")
+    connection = BrokerConnection(host, int(port), "kafkaops-test", 10.0, "0")
+
+    def fetch(offset: int, last_fetched_epoch: int) -> dict:  # type: ignore[type-arg]
+        partition = {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}
+        body = {
+            "max_wait_ms": 0,
+            "min_bytes": 0,
+            "topics": [{"topic": "div", "partitions": [{**partition, "last_fetched_epoch": last_fetched_epoch}]}],
+        }
+        answer = connection.request(ApiKey.FETCH, 12, body, 10.0)
+        return answer["responses"][0]["partition_responses"][0]  # type: ignore[no-any-return]
+
+    try:
+        connection.connect()
+        diverging = fetch(5, 0)  # the leader's epoch 0 ends at offset 3, below the fetch offset
+        assert (diverging["error_code"], diverging["record_set"]) == (0, b"")
+        assert diverging["diverging_epoch"] == {"epoch": 0, "end_offset": 3}
+        assert fetch(3, 0)["diverging_epoch"] == {"epoch": -1, "end_offset": -1}  # none: the default
+        # an epoch the leader never had, above its latest: the cache's "undefined" (-1, -1), which is the
+        # field's default, so the tag is not written, as in Kafka; no records either
+        unknown = fetch(3, 7)
+        assert (unknown["error_code"], unknown["record_set"]) == (0, b"")
+        records = fetch(0, -1)
+        assert records["record_set"] and records["high_watermark"] == 3
+    finally:
+        connection.close()

@@ -302,3 +302,17 @@ def test_find_coordinator_says_there_is_none():
     answer = _call(apis, ApiKey.FIND_COORDINATOR, 2, {"key": "g", "key_type": 0})
     assert answer is not None and answer["error_code"] == errors.CoordinatorNotAvailableError.code
     assert answer["node_id"] == -1
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "code"),
+    [("librdkafka", "2.16.1", 0), ("apache-kafka-java", "2.8.2", 0), ("-x", "1", 42), ("a b", "1", 42), ("ok", "", 42)],
+)
+def test_api_versions_v3_checks_the_client_software_as_kip_511(name: str, version: str, code: int) -> None:
+    apis, _ = _apis()
+    answer = _call(apis, ApiKey.API_VERSIONS, 3, {"client_software_name": name, "client_software_version": version})
+    assert answer is not None and answer["error_code"] == code
+    assert (answer["api_keys"] == []) == (code != 0)  # Kafka's getErrorResponse lists no API
+    if code == 0:
+        advertised = {k["api_key"]: (k["min_version"], k["max_version"]) for k in answer["api_keys"]}
+        assert advertised[ApiKey.FETCH] == (4, 12) and advertised[ApiKey.API_VERSIONS] == (0, 3)
