@@ -168,7 +168,10 @@ class KafkaApis:
         return responses.api_versions_response(self.served)
 
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
-        request = MetadataRequest.from_wire(body, header.api_version)
+        try:
+            request = MetadataRequest.from_wire(body, header.api_version)
+        except errors.InvalidRequestError as error:
+            return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
         brokers = cache.alive_brokers()
         names = cache.topics() if request.topics is None else request.topics

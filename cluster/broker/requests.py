@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.common.errors import InvalidRequestError
 from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions, iter_partition_states
-from kafkaops.cluster.protocol.types import Buffer
+from kafkaops.cluster.protocol.types import ZERO_UUID, Buffer
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -357,7 +358,14 @@ class MetadataRequest:
 
     @classmethod
     def from_wire(cls, body: Body, version: int) -> MetadataRequest:
+        """Raises InvalidRequestError for a topic without a name or with an id (v10+): Kafka 2.8 has the
+        fields but not the lookup by id."""
         topics = body["topics"]
         if topics is None or (version == 0 and not topics):
             return cls(None)
+        for topic in topics:
+            if topic["name"] is None:
+                raise InvalidRequestError(f"Topic name can not be null for version {version}")
+            if topic["topic_id"] != ZERO_UUID:
+                raise InvalidRequestError(f"Topic IDs are not supported in requests for version {version}")
         return cls(tuple(t["name"] for t in topics))

@@ -281,13 +281,31 @@ def api_versions_response(served: Iterable[ApiKey]) -> Body:
     }
 
 
+def metadata_error_response(requested: Sequence[Body] | None, error_code: int) -> Body:
+    """Kafka's `MetadataRequest.getErrorResponse`: every requested topic with the error, no broker."""
+    return {
+        "brokers": [],
+        "topics": [
+            {
+                "error_code": error_code,
+                "name": topic["name"] or "",  # the response's name is not nullable
+                "topic_id": topic["topic_id"],
+                "is_internal": False,
+                "partitions": [],
+            }
+            for topic in requested or []
+        ],
+    }
+
+
 def metadata_response(
     brokers: Sequence[CachedBroker],
     topics: Iterable[tuple[str, Mapping[int, UpdateMetadataPartitionState] | None]],
     cluster_id: str | None,
     controller_id: int | None,
 ) -> Body:
-    """A Metadata response body (any version 0-8: the codec drops what a version lacks), from the cache's
+    """A Metadata response body (any version 0-11: the codec drops what a version lacks; topic ids stay the
+    zero UUID, as our controller's UpdateMetadata v5 carries none), from the cache's
     brokers and partition states (None: a topic the cache does not know).
 
     Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive
