@@ -153,6 +153,10 @@ class KafkaApis:
         no transactions, so a transactional id is refused."""
         request = InitProducerIdRequest.from_wire(body)
         unavailable = errors.CoordinatorNotAvailableError.code
+        if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
+            # v3+ (KIP-360): an id without an epoch or the reverse, as Kafka 2.8's KafkaApis refuses it; with
+            # both, a producer without a transactional id just gets a new id (TransactionCoordinator)
+            return responses.init_producer_id_response(errors.InvalidRequestError.code)
         if request.transactional_id is not None:
             return responses.init_producer_id_response(unavailable)
         producer_id = await self.producer_ids.generate_producer_id()

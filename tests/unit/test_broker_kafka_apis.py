@@ -332,3 +332,10 @@ def test_metadata_v10_refuses_topic_ids_and_null_names_as_kafka_2_8() -> None:
     ]
     fine = _call(apis, ApiKey.METADATA, 11, {"topics": [{"name": "t"}]})
     assert fine is not None and [(t["error_code"], t["name"]) for t in fine["topics"]] == [(3, "t")]
+
+
+def test_init_producer_id_v3_needs_both_or_neither_of_id_and_epoch() -> None:
+    apis, _ = _apis()
+    body = {"transactional_id": None, "transaction_timeout_ms": 1, "producer_id": 5, "producer_epoch": -1}
+    answer = _call(apis, ApiKey.INIT_PRODUCER_ID, 3, body)
+    assert answer is not None and answer["error_code"] == 42 and answer["producer_id"] == -1
