@@ -25,7 +25,7 @@ from kafkaops.cluster.common.config_types import (
     one_of,
     parse_value,
 )
-from kafkaops.cluster.common.errors import InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidConfigurationError, UnknownConfigNameError
 from kafkaops.cluster.common.jvm_text import (
     INT_MAX,
     LONG_MAX,
@@ -118,7 +118,7 @@ def validate_topic_config(config: Mapping[str, str]) -> dict[str, Any]:
 def validate_topic_config_names(names: Mapping[str, str] | Sequence[str]) -> None:
     for name in names:
         if name not in TOPIC_CONFIGS:
-            raise InvalidConfigurationError(f"Unknown topic config name: {name}")
+            raise UnknownConfigNameError(f"Unknown topic config name: {name}")
 
 
 def topic_config_value(overrides: Mapping[str, str], name: str, broker_defaults: Mapping[str, str]) -> Any:
@@ -268,17 +268,38 @@ BROKER_STATIC_CONFIGS = frozenset(
 """KafkaConfig names that are not dynamic: `Cannot update these configs dynamically` (custom names pass)."""
 
 
-def validate_broker_config(config: Mapping[str, str]) -> None:
+BROKER_PER_BROKER_CONFIGS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map"})
+"""Kafka's `DynamicBrokerConfig.PerBrokerConfigs` (its listener part; kafkaops has no SSL/SASL configs):
+refused at the cluster-wide `<default>` level."""
+
+ALL_DYNAMIC_BROKER_CONFIGS = frozenset(
+    (set(BROKER_DYNAMIC_CONFIGS) - set(BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING))
+    | {"message.max.bytes", "metric.reporters", "max.connections.per.ip.overrides"}
+    | BROKER_PER_BROKER_CONFIGS
+)
+"""Kafka's `DynamicBrokerConfig.AllDynamicConfigs` (log cleaner, log defaults, thread pools, listeners, socket
+server): what DescribeConfigs answers `read_only=false` for. The replication quotas are dynamic through
+`DynamicConfig.Broker` but not in this set, so Kafka describes them read-only; so do we."""
+
+
+def validate_broker_config(config: Mapping[str, str], per_broker: bool = True) -> None:
     """`DynamicConfig.Broker.validate` + `DynamicBrokerConfig.validateConfigs` for a ZooKeeper write.
 
     Custom (non-Kafka) names are allowed, as Kafka allows them; known dynamic names are parsed and
-    validated; static broker configs are refused.
+    validated; static broker configs are refused, and per-broker ones (listeners) at the `<default>`
+    level (`per_broker` False).
     """
     # Kafka: `props.asScala.keySet.intersect(nonDynamicProps)`, a Scala Set in the Properties' order
     static = [name for name in properties_order(config) if name in BROKER_STATIC_CONFIGS]
     if static:
         names = scala_immutable_set(static, java_string_hash)
         raise InvalidConfigurationError(f"Cannot update these configs dynamically: {names}")
+    per_broker_names = [name for name in properties_order(config) if name in BROKER_PER_BROKER_CONFIGS]
+    if per_broker_names and not per_broker:
+        names = scala_immutable_set(per_broker_names, java_string_hash)
+        raise InvalidConfigurationError(
+            f"Cannot update these configs at default cluster level, broker id must be specified: {names}"
+        )
     for name, value in config.items():
         key = BROKER_DYNAMIC_CONFIGS.get(name)
         if key is not None:

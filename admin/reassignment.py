@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kafkaops.admin.json_parse_errors import read_tree
 from kafkaops.admin.kafka_text import duplicates, topic_partition_hash
 from kafkaops.admin.kafka_text import json_array as _array
 from kafkaops.admin.kafka_text import json_field as _field
@@ -123,15 +124,14 @@ def parse_broker_list(text: str) -> list[int]:
 def parse_reassignment_json(text: str) -> list[ReassignmentEntry]:
     """A reassignment file (Kafka 2.8 `parsePartitionReassignmentData`), in file order, without dedup.
 
-    `log_dirs` is optional (all `any`); when given it must be as long as `replicas`. An empty file gives
-    Kafka's `The input string shouldn't be empty`; text that is not JSON `The input string is not a
-    valid JSON` (Kafka prints the JSON parser's own exception there). No `partitions` key -> [].
+    `log_dirs` is optional (all `any`); when given it must be as long as `replicas`. Text that is not JSON
+    gets the JSON parser's own message, with its line and column, as Kafka 2.8 passes it on
+    (`json_parse_errors`); an empty file `Json.tryParseFull`'s `The input string shouldn't be empty`. No
+    `partitions` key -> [].
 
     Raises AdminOperationError, InvalidArgumentError.
     """
-    if not text:
-        raise AdminOperationError("The input string shouldn't be empty")
-    document = _object(_load(text))
+    document = _object(read_tree(text))
     _version(document)
     if "partitions" not in document:
         return []

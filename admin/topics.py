@@ -19,8 +19,12 @@ from kafkaops.admin.config_def import (
 from kafkaops.cluster.common.errors import (
     AdminOperationError,
     InvalidArgumentError,
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
     InvalidTopicError,
+    ReassignmentInProgressError,
     TopicExistsError,
+    UnknownTopicOrPartitionError,
 )
 from kafkaops.cluster.common.jvm_text import hash_map_order, java_split
 from kafkaops.cluster.zk import znodes
@@ -140,9 +144,18 @@ def rack_map(
 
     Rack mode Enforced refuses a cluster where some but not all brokers have a rack.
     """
-    brokers = [b for b in zk.get_all_brokers() if broker_ids is None or b.broker_id in broker_ids]
-    ids = [b.broker_id for b in brokers]
-    racks = {b.broker_id: b.rack for b in brokers if b.rack is not None}
+    brokers = [(b.broker_id, b.rack) for b in zk.get_all_brokers() if broker_ids is None or b.broker_id in broker_ids]
+    return broker_racks(brokers, rack_aware)
+
+
+def broker_racks(
+    brokers: Sequence[tuple[int, str | None]], rack_aware: bool = True
+) -> tuple[list[int], dict[int, str] | None]:
+    """`rack_map` over given (broker id, rack) pairs: a broker's Admin API handlers assign over the
+    brokers of its metadata cache, as Kafka's do."""
+    brokers = sorted(brokers)
+    ids = [broker_id for broker_id, _ in brokers]
+    racks = {broker_id: rack for broker_id, rack in brokers if rack is not None}
     if not rack_aware or not racks:
         return ids, None
     if len(racks) != len(brokers):
@@ -163,10 +176,18 @@ def create_topic(
     rack_aware: bool = True,
     if_not_exists: bool = False,
     rng: assign.IntRandom | None = None,
+    validate_only: bool = False,
+    brokers: Sequence[tuple[int, str | None]] | None = None,
 ) -> CreateTopicResult:
-    """`AdminZkClient.createTopic` / `createTopicWithAssignment`, then one atomic write."""
+    """`AdminZkClient.createTopic` / `createTopicWithAssignment`, then one atomic write.
+
+    kafka-topics passes the flags; a broker's CreateTopics passes `validate_only` and `brokers`, the
+    (id, rack) pairs of its metadata cache's live brokers (None: the brokers registered in ZooKeeper).
+    With `validate_only` everything is checked and nothing written (`created` is then False)."""
     validate_topic_name(topic)
-    broker_ids, racks = rack_map(zk, rack_aware)
+    # Kafka's createTopicWithAssignment reads no rack information: a given assignment needs none
+    rack_aware = rack_aware and not replica_assignment
+    broker_ids, racks = rack_map(zk, rack_aware) if brokers is None else broker_racks(brokers, rack_aware)
     if replica_assignment:
         assignment = {p: list(r) for p, r in replica_assignment.items()}
         _check_brokers_registered(assignment, broker_ids)
@@ -178,6 +199,8 @@ def create_topic(
         assignment = assign.assign_replicas_to_brokers(broker_ids, partitions, replication_factor, racks=racks, rng=rng)
     try:
         _validate_topic_create(zk, topic, assignment, config)
+        if validate_only:
+            return CreateTopicResult(topic, False, assignment, dict(config))
         zk.create_topic(topic, assignment, config)
     except TopicExistsError:
         if if_not_exists:
@@ -279,7 +302,67 @@ def alter_topics(
     return results
 
 
+def create_partitions(
+    zk: KafkaZkClient,
+    topic: str,
+    count: int,
+    assignments: Sequence[Sequence[int]] | None,
+    validate_only: bool = False,
+    rng: assign.IntRandom | None = None,
+) -> dict[int, list[int]]:
+    """Grow `topic` to `count` partitions (Kafka 2.8 `ZkAdminManager.createPartitions` and the
+    `AdminZkClient` calls it makes): the Admin API's CreatePartitions. `assignments` lists the new
+    partitions' replicas in order. Returns the new partitions' replicas; writes nothing with
+    `validate_only`.
+
+    Raises ReassignmentInProgressError, UnknownTopicOrPartitionError, InvalidPartitionsError,
+    InvalidReplicaAssignmentError, BrokerNotAvailableError with Kafka's texts."""
+    found = zk.get_topic_assignment_versioned(topic)
+    if found is not None and any(r.is_being_reassigned for r in found[0].partitions.values()):
+        raise ReassignmentInProgressError(f"A partition reassignment is in progress for the topic '{topic}'.")
+    if found is None or not found[0].partitions:
+        raise UnknownTopicOrPartitionError(f"The topic '{topic}' does not exist.", named=False)
+    current, version = found
+    existing = current.replicas
+    increment = count - len(existing)
+    if increment < 0:
+        raise InvalidPartitionsError(
+            f"Topic currently has {len(existing)} partitions, which is higher than the requested {count}."
+        )
+    if increment == 0:
+        raise InvalidPartitionsError(f"Topic already has {len(existing)} partitions.")
+    broker_ids, racks = rack_map(zk, rack_aware=True)
+    manual = None
+    if assignments is not None:
+        unknown = sorted({b for replicas in assignments for b in replicas} - set(broker_ids))
+        if unknown:
+            raise InvalidReplicaAssignmentError(
+                f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}."
+            )
+        if len(assignments) != increment:
+            raise InvalidReplicaAssignmentError(
+                f"Increasing the number of partitions by {increment} but {len(assignments)} assignments provided."
+            )
+        manual = {len(existing) + i: list(replicas) for i, replicas in enumerate(assignments)}
+    added = assign.new_partitions_assignment(
+        topic, existing, broker_ids, count, racks=racks, replica_assignment=manual, rng=rng
+    )
+    if not validate_only:
+        merged = dict(current.partitions)
+        merged.update({p: ReplicaAssignment(tuple(r)) for p, r in added.items()})
+        zk.set_topic_assignment(topic, TopicAssignment(merged, current.topic_id), version)
+    return added
+
+
 # --- delete -------------------------------------------------------------------------------------
+
+
+def delete_topic(zk: KafkaZkClient, topic: str) -> bool:
+    """Mark `topic` for deletion (Kafka's `AdminZkClient.deleteTopic`); False if it already was.
+    Raises UnknownTopicOrPartitionError if it does not exist."""
+    if not zk.topic_exists(topic):
+        raise UnknownTopicOrPartitionError(f"topic {topic} to delete does not exist", named=False)
+    return zk.mark_topic_for_deletion(topic)
 
 
 @dataclasses.dataclass(frozen=True)

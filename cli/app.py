@@ -8,10 +8,15 @@ from typing import Annotated
 import typer
 
 from kafkaops.cli import (
+    broker_api_versions,
     cluster,
     configs,
     console,
+    delete_records,
+    dump_log,
+    get_offsets,
     leader_election,
+    log_dirs,
     preferred_replica_election,
     reassign_partitions,
     replica_verification,
@@ -48,7 +53,7 @@ def _main(
 
 
 app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
-app.command("configs")(configs.configs_command)
+app.command("configs", cls=configs.ConfigsCommand)(configs.configs_command)
 app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
 app.command("reassign-partitions")(reassign_partitions.reassign_partitions_command)
 app.command("preferred-replica-election")(preferred_replica_election.preferred_replica_election_command)
@@ -57,7 +62,12 @@ app.command("console-producer", context_settings={"allow_extra_args": True})(con
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
+app.command("log-dirs")(log_dirs.log_dirs_command)
+app.command("delete-records")(delete_records.delete_records_command)
 app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
+app.command("dump-log")(dump_log.dump_log_command)
+app.command("get-offsets")(get_offsets.get_offsets_command)
+app.command("broker-api-versions")(broker_api_versions.broker_api_versions_command)
 app.add_typer(cluster.app, name="cluster")
 
 

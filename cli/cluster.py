@@ -91,7 +91,7 @@ def zookeeper_status(state: StateDir = None, output: Output = OutputFormat.text)
 
 
 def _status_document(status: ClusterStatus) -> dict[str, object]:
-    return dataclasses.asdict(status)
+    return {**dataclasses.asdict(status), "bootstrap_servers": status.bootstrap_servers}
 
 
 def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
@@ -108,6 +108,10 @@ def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
         state = "registered" if broker.registered else "not registered"
         pid = f"pid {broker.pid}" if broker.pid else "not running"
         lines.append(f"Broker {broker.broker_id}: {state}, {pid}" + (f", {broker.endpoint}" if broker.endpoint else ""))
+    # the values to paste into the tools' options (or leave them out: the tools find this state dir's cluster)
+    lines.append(f"--zookeeper {status.zookeeper}")
+    if status.bootstrap_servers:
+        lines.append(f"--bootstrap-server {status.bootstrap_servers}")
     print_lines(lines)
 
 
@@ -115,13 +119,20 @@ def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
 @kafka_errors()
 def cluster_up(
     state: StateDir = None,
-    brokers: Annotated[int, typer.Option("--brokers", min=1, help="How many brokers.")] = 3,
+    brokers: Annotated[
+        int,
+        typer.Option(
+            "--brokers",
+            min=1,
+            help="How many brokers a new cluster gets (an existing one restarts the brokers it holds: grow it with add-broker).",
+        ),
+    ] = 3,
     zookeeper_connect: Annotated[
         str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
     ] = None,
     output: Output = OutputFormat.text,
 ) -> None:
-    """Start ZooKeeper (unless --zookeeper) and N brokers; return once a controller is elected."""
+    """Start ZooKeeper (unless --zookeeper) and the brokers; return once a controller is elected."""
     status = LocalCluster(state_dir(state)).up(brokers=brokers, zookeeper_connect=zookeeper_connect)
     _print_status(status, output)
 
@@ -153,10 +164,38 @@ def start_broker(broker_id: Annotated[int, typer.Argument(help="The broker id.")
     print_lines([f"Broker {broker_id} running (pid {pid})"])
 
 
+@app.command("add-broker")
+@kafka_errors()
+def add_broker(
+    rack: Annotated[str | None, typer.Option("--rack", help="The new broker's broker.rack.")] = None,
+    broker_id: Annotated[
+        int | None, typer.Option("--id", help="The new broker's id (default: one past the highest known).")
+    ] = None,
+    state: StateDir = None,
+) -> None:
+    """Add a broker to the local cluster (a free port, its own dirs, the cluster's ZooKeeper); start it and wait
+    until it is registered."""
+    local = LocalCluster(state_dir(state))
+    added = local.add_broker(rack=rack, broker_id=broker_id)
+    endpoint = next((b.endpoint for b in local.status().brokers if b.broker_id == added and b.endpoint), None)
+    print_lines([f"Broker {added} running (pid {local.broker_pid(added)})" + (f", {endpoint}" if endpoint else "")])
+
+
+@app.command("remove-broker")
+@kafka_errors()
+def remove_broker(broker_id: Annotated[int, typer.Argument(help="The broker id.")], state: StateDir = None) -> None:
+    """Stop a drained broker (controlled shutdown) and delete its directories; refused while ZooKeeper still
+    assigns it replicas."""
+    local = LocalCluster(state_dir(state))
+    local.remove_broker(broker_id)
+    print_lines([f"Broker {broker_id} removed ({local.broker_dir(broker_id)} deleted)"])
+
+
 @app.command("down")
 @kafka_errors()
 def cluster_down(state: StateDir = None) -> None:
-    """Stop every broker (controlled shutdown), then the ZooKeeper this cluster started."""
+    """Stop every broker the state dir holds, all at once and without controlled shutdowns (nobody stays up to
+    take over their leaderships), then the ZooKeeper this cluster started."""
     LocalCluster(state_dir(state)).down()
     print_lines(["Cluster stopped"])
 

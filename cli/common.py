@@ -1,4 +1,4 @@
-"""Where the CLI finds its ZooKeeper and state directory."""
+"""Where the CLI finds its ZooKeeper, its brokers and its state directory: one resolver for every tool."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kafkaops.cluster.common.errors import InvalidArgumentError
-from kafkaops.cluster.local.zookeeper import LocalZooKeeper
+from kafkaops.cluster.common.errors import InvalidArgumentError, UserError
+from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient
 
@@ -32,6 +32,15 @@ BootstrapServerOption = Annotated[
     ),
 ]
 CommandConfigOption = Annotated[str | None, typer.Option("--command-config", hidden=True)]
+StateDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        metavar="<dir>",
+        help="A local cluster's state dir (`kafkaops cluster up --state-dir`): its ZooKeeper and brokers are used "
+        "when --zookeeper / --bootstrap-server are left out. Default: $KAFKAOPS_STATE_DIR, then ~/.kafkaops.",
+    ),
+]
 
 
 def refuse_bootstrap_server(command: str, alternatives: str = "") -> InvalidArgumentError:
@@ -71,18 +80,88 @@ def _tools_config() -> dict[str, Any]:
     return config
 
 
-def resolve_zookeeper(flag: str | None) -> str:
-    """The connect string: `--zookeeper`, then `$KAFKAOPS_ZOOKEEPER`, then `zookeeper.connect` of the
-    YAML config file (`$KAFKAOPS_CONFIG`, else `<state-dir>/kafkaops.yaml`), then the local ZooKeeper
-    that `kafkaops cluster zookeeper start` runs in the state dir."""
+def _start_hint(state: Path) -> str:
+    default = state == state_dir()
+    return f"`kafkaops cluster up{'' if default else f' --state-dir {state}'}`"
+
+
+def no_local_cluster(state: Path, flag: str) -> UserError:
+    """The answer, at once, of a tool that has nothing to connect to: which state dir it looked at, and what
+    to do. One text for every tool."""
+    local = LocalCluster(state)
+    if local.exists() and flag == "--zookeeper":
+        found = f"the local cluster in {state} is not running (its ZooKeeper {local.zookeeper_connect} does not answer)"
+    elif local.exists():
+        found = f"no broker of the local cluster in {state} is running"
+    else:
+        found = f"there is no local cluster in {state}"
+    return UserError(f"No {flag} given and {found}: start one with {_start_hint(state)}, or pass {flag} <host:port>")
+
+
+def find_zookeeper(flag: str | None, state: Path | None = None) -> str | None:
+    """The ZooKeeper connect string a tool uses, or None if there is none:
+
+    1. `--zookeeper`;
+    2. `--state-dir`: that local cluster's ZooKeeper, if it answers;
+    3. `$KAFKAOPS_ZOOKEEPER`;
+    4. `zookeeper.connect` of the tools' YAML config file (`$KAFKAOPS_CONFIG`, else `<state-dir>/kafkaops.yaml`);
+    5. the local cluster of `$KAFKAOPS_STATE_DIR` (else `~/.kafkaops`), if its ZooKeeper answers (that of
+       `kafkaops cluster up`, else the one `kafkaops cluster zookeeper start` runs there)."""
     if flag:
         return flag
+    if state is not None:
+        return LocalCluster(state).running_zookeeper()
     if os.environ.get(ENV_ZOOKEEPER):
         return os.environ[ENV_ZOOKEEPER]
     config = _tools_config()
     if config.get("zookeeper.connect"):
         return str(config["zookeeper.connect"])
-    return LocalZooKeeper.from_state_dir(state_dir()).connect_string
+    return LocalCluster(state_dir()).running_zookeeper()
+
+
+def resolve_zookeeper(flag: str | None, state: Path | None = None) -> str:
+    """`find_zookeeper`, or a UserError saying, at once, that there is no local cluster to use."""
+    found = find_zookeeper(flag, state)
+    if found is None:
+        raise no_local_cluster(state_dir(state), "--zookeeper")
+    return found
+
+
+def find_bootstrap_server(flag: str | None, state: Path | None = None) -> str | None:
+    """The brokers a `--bootstrap-server` tool uses, or None: the flag, else the running brokers of the local
+    cluster in `--state-dir` (else `$KAFKAOPS_STATE_DIR`, else `~/.kafkaops`)."""
+    if flag:
+        return flag
+    return LocalCluster(state_dir(state)).running_bootstrap_servers()
+
+
+def resolve_bootstrap_server(flag: str | None, state: Path | None = None) -> str:
+    """`find_bootstrap_server`, or a UserError saying, at once, that there is no local cluster to use."""
+    found = find_bootstrap_server(flag, state)
+    if found is None:
+        raise no_local_cluster(state_dir(state), "--bootstrap-server")
+    return found
+
+
+def optional_bootstrap_server(state: Path | None, flag: str = "--bootstrap-server") -> str | None:
+    """For the tools whose broker flag Kafka requires (the console tools, replica-verification): the local
+    cluster's running brokers when the flag is left out; None (the tool then answers Kafka's "Missing required
+    argument") unless `--state-dir` was given, whose cluster must be running."""
+    if state is not None:
+        found = find_bootstrap_server(None, state)
+        if found is None:
+            raise no_local_cluster(state, flag)
+        return found
+    return find_bootstrap_server(None)
+
+
+def optional_zookeeper(state: Path | None, flag: str = "--zookeeper") -> str | None:
+    """As `optional_bootstrap_server`, for a tool whose ZooKeeper flag Kafka requires
+    (zookeeper-security-migration's --zookeeper.connect): `find_zookeeper`'s chain."""
+    found = find_zookeeper(None, state)
+    if found is None and state is not None:
+        raise no_local_cluster(state, flag)
+    return found
 
 
 def zookeeper_credentials() -> DigestCredentials | None:
@@ -103,13 +182,14 @@ def connection_timeout_ms() -> int:
 
 
 @contextmanager
-def zookeeper(flag: str | None) -> Iterator[KafkaZkClient]:
-    """A Kafka ZooKeeper client on the resolved connect string, closed on exit."""
+def zookeeper(flag: str | None, state: Path | None = None) -> Iterator[KafkaZkClient]:
+    """A Kafka ZooKeeper client on the resolved connect string (`resolve_zookeeper`), closed on exit."""
     from kafkaops.cluster.zk.client import connect
 
+    connect_string = resolve_zookeeper(flag, state)
     credentials = zookeeper_credentials()
     with connect(
-        resolve_zookeeper(flag),
+        connect_string,
         connection_timeout_ms=connection_timeout_ms(),
         credentials=credentials,
         set_acl=credentials is not None,

@@ -1,18 +1,29 @@
-"""`kafkaops configs`: Kafka 2.8's kafka-configs for topics and brokers, ZooKeeper mode (§2.2)."""
+"""`kafkaops configs`: Kafka 2.8's kafka-configs for topics, brokers, users and clients, ZooKeeper mode (§2.2)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import ClickException
+from typer.core import TyperCommand
 
+from kafkaops.admin import client_quotas
 from kafkaops.admin import configs as admin_configs
-from kafkaops.cli.common import BootstrapServerOption, ZookeeperOption, refuse_bootstrap_server, zookeeper
+from kafkaops.cli.common import (
+    BootstrapServerOption,
+    StateDirOption,
+    ZookeeperOption,
+    refuse_bootstrap_server,
+    zookeeper,
+)
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
+from kafkaops.cluster.common.jvm_text import hash_map_order, java_double_string
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
 DESCRIPTION = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
@@ -22,21 +33,19 @@ _ZK_ENTITY_TYPES = ",".join(ConfigType.ALL)
 def resolve_entity(
     entity_types: list[str],
     entity_names: list[str],
-    entity_default: bool,
-    topic: str | None,
-    broker: str | None,
-    broker_defaults: bool,
+    flags: list[tuple[str, str]],
     alter: bool,
 ) -> admin_configs.ConfigEntity:
-    """Kafka's `ConfigCommandOptions.checkArgs` entity rules and `parseEntity`, for one entity."""
-    flag_types = [ConfigType.TOPIC] * (topic is not None) + [ConfigType.BROKER] * (
-        broker is not None or broker_defaults
-    )
-    if (entity_types or entity_names or entity_default) and flag_types:
+    """Kafka's `ConfigCommandOptions.checkArgs` entity rules and `parseEntity`.
+
+    `entity_names` are the `--entity-name` values in command-line order with "" for each
+    `--entity-default`; `flags` the (entity type, name) of the entity flags given (`--topic t`,
+    `--user u`, `--client-defaults` as ("clients", "")), in Kafka's order."""
+    if (entity_types or entity_names) and flags:
         raise InvalidArgumentError(
             "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
         )
-    types = entity_types + flag_types
+    types = entity_types + [t for t, _ in flags]
     duplicates = [t for i, t in enumerate(types) if t in types[:i]]
     if duplicates:
         raise InvalidArgumentError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
@@ -48,38 +57,64 @@ def resolve_entity(
             )
     if not types:
         raise InvalidArgumentError("At least one entity type must be specified")
-    if len(types) > 1:
+    if len(types) > 1 and set(types) != {ConfigType.USER, ConfigType.CLIENT}:
         raise InvalidArgumentError("Only 'users' and 'clients' entity types may be specified together")
     entity_type = types[0]
     if entity_type not in admin_configs.SUPPORTED_ENTITY_TYPES:
         raise InvalidArgumentError(
-            f"Entity type {entity_type} is not supported by kafkaops configs yet: use topics or brokers"
+            f"Entity type {entity_type} is not supported by kafkaops configs yet: use topics, brokers, users or clients"
         )
-    names = entity_names + [n for n in (topic, broker) if n is not None]
-    if entity_default or broker_defaults:
-        names.append("")
-    if len(names) > 1:
-        raise InvalidArgumentError("Only one entity name may be given for the entity type " + entity_type)
-    name = names[0] if names else None
-    if entity_type == ConfigType.BROKER and name:
-        try:
-            int(name)
-        except ValueError:
-            raise InvalidArgumentError(
-                f"The entity name for {entity_type} must be a valid integer broker id, but it is: {name}"
-            ) from None
+    names = entity_names + [n for _, n in flags]
+    if entity_type == ConfigType.BROKER:
+        for broker_id in names:
+            if broker_id:
+                try:
+                    int(broker_id)
+                except ValueError:
+                    raise InvalidArgumentError(
+                        f"The entity name for {entity_type} must be a valid integer broker id, but it is: {broker_id}"
+                    ) from None
     if alter:
-        if entity_type == ConfigType.BROKER and name is None:
+        if entity_type != ConfigType.TOPIC and not names:
             raise InvalidArgumentError(
                 "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips"
             )
-        if entity_type == ConfigType.TOPIC and not name:
+        if entity_type == ConfigType.TOPIC and not any(names):
             raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity_type}")
+    if entity_type in (ConfigType.USER, ConfigType.CLIENT):
+        return admin_configs.parse_client_quota_entity(types, names, alter)
+    if len(names) > 1:
+        raise InvalidArgumentError("Only one entity name may be given for the entity type " + entity_type)
+    name = names[0] if names else None
     if name == "":
         if entity_type == ConfigType.TOPIC:
             raise InvalidArgumentError("The default entity is not valid for topics")
-        name = DEFAULT_ENTITY_NAME
+        return admin_configs.ConfigEntity(entity_type, DEFAULT_ENTITY_NAME)
     return admin_configs.ConfigEntity(entity_type, name)
+
+
+ORDERED_ENTITY_NAMES = "kafkaops.configs.entity_names"
+"""`ctx.meta` key: the `--entity-name` values and `--entity-default`s ("") in command-line order."""
+
+
+class ConfigsCommand(TyperCommand):
+    """Keeps the command-line order of `--entity-name` and `--entity-default`, which Kafka pairs with the
+    `--entity-type`s in order (`--entity-type users --entity-default --entity-type clients --entity-name c`);
+    Click's parsed values keep each option's own order only."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]  # typer.Context is click's, narrowed
+        try:
+            opts, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except ClickException:
+            pass  # the parse below reports it
+        else:
+            values = iter(opts.get("entity_name") or [])
+            ctx.meta[ORDERED_ENTITY_NAMES] = [
+                next(values, "") if param.name == "entity_name" else ""
+                for param in order
+                if param.name in ("entity_name", "entity_default")
+            ]
+        return super().parse_args(ctx, args)
 
 
 @kafka_errors()
@@ -88,6 +123,7 @@ def configs_command(
     alter: Annotated[bool, typer.Option("--alter", help="Alter the configuration for the entity.")] = False,
     describe: Annotated[bool, typer.Option("--describe", help="List configs for the given entity.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     entity_type: Annotated[
         list[str] | None,
@@ -127,6 +163,12 @@ def configs_command(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Suppress console prompts")] = False,
     topic: Annotated[str | None, typer.Option("--topic", metavar="<String>", help="The topic's name.")] = None,
+    client: Annotated[str | None, typer.Option("--client", metavar="<String>", help="The client's ID.")] = None,
+    client_defaults: Annotated[
+        bool, typer.Option("--client-defaults", help="The config defaults for all clients.")
+    ] = False,
+    user: Annotated[str | None, typer.Option("--user", metavar="<String>", help="The user's principal name.")] = None,
+    user_defaults: Annotated[bool, typer.Option("--user-defaults", help="The config defaults for all users.")] = False,
     broker: Annotated[str | None, typer.Option("--broker", metavar="<String>", help="The broker's ID.")] = None,
     broker_defaults: Annotated[
         bool, typer.Option("--broker-defaults", help="The config defaults for all brokers.")
@@ -135,7 +177,7 @@ def configs_command(
         OutputFormat, typer.Option("--output", help="text: Kafka's output; json: one JSON document.")
     ] = OutputFormat.text,
 ) -> None:
-    """Add/remove or list entity configs for topics and brokers (Kafka's kafka-configs, ZooKeeper mode)."""
+    """Add/remove or list entity configs for topics, brokers, users and clients (Kafka's kafka-configs, ZooKeeper mode)."""
     if not any(
         (
             alter,
@@ -148,6 +190,10 @@ def configs_command(
             add_config_file,
             delete_config,
             topic,
+            client,
+            client_defaults,
+            user,
+            user_defaults,
             broker,
             broker_defaults,
             force,
@@ -161,9 +207,23 @@ def configs_command(
             raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"')
     if bootstrap_server:
         raise refuse_bootstrap_server("configs")
-    entity = resolve_entity(entity_type or [], entity_name or [], entity_default, topic, broker, broker_defaults, alter)
+    # Kafka's entityFlags then entityDefaultsFlags, in that order
+    named = (
+        (ConfigType.TOPIC, topic),
+        (ConfigType.CLIENT, client),
+        (ConfigType.USER, user),
+        (ConfigType.BROKER, broker),
+    )
+    defaults = (
+        (ConfigType.CLIENT, client_defaults),
+        (ConfigType.USER, user_defaults),
+        (ConfigType.BROKER, broker_defaults),
+    )
+    flags = [(t, n) for t, n in named if n is not None] + [(t, "") for t, given in defaults if given]
+    names = ctx.meta.get(ORDERED_ENTITY_NAMES, (entity_name or []) + [""] * entity_default)
+    entity = resolve_entity(entity_type or [], names, flags, alter)
     lines: list[str] = []
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         if alter:
             if add_config is not None and add_config_file is not None:
                 raise InvalidArgumentError("Only one of --add-config or --add-config-file must be specified")
@@ -198,3 +258,18 @@ def configs_command(
         print_json(document)
     else:
         print_lines(lines)
+
+
+def quota_configs_text(entity: Mapping[str, str | None], values: Mapping[str, float]) -> str:
+    """Kafka 2.8's `describeQuotaConfigs` line for one entity of a DescribeClientQuotas answer (the
+    `--bootstrap-server` describe of users and clients): `Quota configs for user-principal 'u', the
+    default client-id are producer_byte_rate=1024.0, request_percentage=50.5`."""
+    names = {client_quotas.USER: "user-principal", client_quotas.CLIENT_ID: "client-id", client_quotas.IP: "ip"}
+    parts = [
+        f"{names[t]} '{entity[t]}'" if entity[t] is not None else f"the default {names[t]}"
+        for t in (client_quotas.USER, client_quotas.CLIENT_ID, client_quotas.IP)
+        if t in entity
+    ]
+    # a java.util.HashMap<String, Double>: its keys' hash order, values as Double.toString
+    shown = ", ".join(f"{key}={java_double_string(values[key])}" for key in hash_map_order(values))
+    return f"Quota configs for {', '.join(parts)} are {shown}"

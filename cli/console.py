@@ -49,6 +49,7 @@ from kafkaops.admin.kafka_client import (
     perf_payload,
     run_producer_perf,
 )
+from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, KafkaOpsError, UsageError
@@ -234,12 +235,13 @@ def console_producer_command(
             help="A mechanism to pass user-defined properties in the form key=value to the producer.",
         ),
     ] = None,
+    state: StateDirOption = None,
 ) -> None:
     """Read data from standard input and publish it to Kafka, one record per line."""
     extra = _extra_properties(ctx.args, "--property")
     if topic is None:
         raise UsageError('Missing required argument "[topic]"')
-    servers = _bootstrap(bootstrap_server, broker_list)
+    servers = _bootstrap(bootstrap_server or broker_list or optional_bootstrap_server(state), None)
     settings = parse_key_value_args(producer_property or [])
     reader = LineMessageReader.from_properties(parse_key_value_args([*(property_ or []), *extra]))
     acks = parse_acks(request_required_acks if request_required_acks is not None else settings.get("acks", "-1"))
@@ -394,9 +396,11 @@ def console_consumer_command(
             help="If there is an error when processing a message, skip it instead of halt.",
         ),
     ] = False,
+    state: StateDirOption = None,
 ) -> None:
     """Read data from Kafka topics and write it to standard output."""
     extra = _extra_properties(ctx.args, "--property")
+    bootstrap_server = bootstrap_server or optional_bootstrap_server(state)
     if bootstrap_server is None:
         raise UsageError('Missing required argument "[bootstrap-server]"')
     if whitelist is not None:
@@ -486,13 +490,16 @@ def perf_total_line(total: PerfTotal) -> str:
     )
 
 
-def perf_producer_props(producer_props: Sequence[str], config_file: Path | None) -> dict[str, str]:
-    """`--producer.config` (a Java properties file) overlaid with `--producer-props`, as Kafka merges them.
+def perf_producer_props(
+    producer_props: Sequence[str], config_file: Path | None, local_bootstrap: str | None = None
+) -> dict[str, str]:
+    """`--producer.config` (a Java properties file) overlaid with `--producer-props`, as Kafka merges them;
+    `local_bootstrap` (the local cluster's brokers) when neither names `bootstrap.servers`.
 
     Raises UsageError when neither is given and InvalidArgumentError for a property without '=' (Kafka's
     "Invalid property: ...") or a config file that cannot be read.
     """
-    if not producer_props and config_file is None:
+    if not producer_props and config_file is None and local_bootstrap is None:
         raise UsageError("Either --producer-props or --producer.config must be specified.")
     props: dict[str, str] = {}
     if config_file is not None:
@@ -513,6 +520,8 @@ def perf_producer_props(producer_props: Sequence[str], config_file: Path | None)
         if len(pieces) != 2:
             raise InvalidArgumentError(f"Invalid property: {prop}")
         props[pieces[0]] = pieces[1]
+    if not props.get("bootstrap.servers") and local_bootstrap is not None:
+        props["bootstrap.servers"] = local_bootstrap
     if not props.get("bootstrap.servers"):
         raise InvalidArgumentError('Missing required configuration "bootstrap.servers" which has no default value.')
     return props
@@ -580,6 +589,7 @@ def producer_perf_test_command(
     transaction_duration_ms: Annotated[
         int, typer.Option("--transaction-duration-ms", metavar="TRANSACTION-DURATION", help="Not available here.")
     ] = 0,
+    state: StateDirOption = None,
 ) -> None:
     """This tool is used to verify the producer performance."""
     extra = _extra_properties(ctx.args, "--producer-props")
@@ -595,7 +605,7 @@ def producer_perf_test_command(
         raise UsageError("argument --throughput is required")
     if transactional_id is not None or transaction_duration_ms > 0:
         raise InvalidArgumentError("kafkaops producer-perf-test does not support transactions")
-    props = perf_producer_props([*(producer_props or []), *extra], producer_config)
+    props = perf_producer_props([*(producer_props or []), *extra], producer_config, optional_bootstrap_server(state))
     if payload_file is None:
         if record_size is None or record_size < 0:
             raise InvalidArgumentError(f"Invalid record size {record_size}")

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import elections
-from kafkaops.cli.common import ZookeeperOption, zookeeper
+from kafkaops.cli.common import StateDirOption, ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, kafka_errors
 from kafkaops.cli.preferred_replica_election import EXACTLY_ONE_CONNECTION, OutputOption, print_result, read_file
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -126,6 +126,7 @@ def leader_election_command(
         ),
     ] = None,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     timeout: Annotated[
         int,
         typer.Option(
@@ -139,7 +140,7 @@ def leader_election_command(
     """Elect new leaders: the preferred replicas, or unclean replicas (Kafka's kafka-leader-election)."""
     if not any(
         (election_type, topic, partition, all_topic_partitions, path_to_json_file, bootstrap_server)
-    ) and not any((admin_config, zookeeper_connect)):
+    ) and not any((admin_config, zookeeper_connect, state)):
         raise UsageError(DESCRIPTION)
     kind, number = check_args(election_type, topic, partition, all_topic_partitions, path_to_json_file)
     if zookeeper_connect is not None and bootstrap_server is not None:
@@ -162,6 +163,6 @@ def leader_election_command(
             raise InvalidArgumentError("--admin.config configures the admin client of --bootstrap-server")
         if kind is ElectionType.UNCLEAN:
             raise InvalidArgumentError(elections.UNCLEAN_NEEDS_BOOTSTRAP)
-        with zookeeper(zookeeper_connect) as zk:
+        with zookeeper(zookeeper_connect, state) as zk:
             result = elections.elect_preferred_via_zookeeper(zk, requested, timeout_s=timeout / 1000)
     print_result(result, output, result_lines(result), FAILED)

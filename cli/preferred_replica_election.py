@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import elections
-from kafkaops.cli.common import ZookeeperOption, zookeeper
+from kafkaops.cli.common import StateDirOption, ZookeeperOption, zookeeper
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
 from kafkaops.cluster.common.errors import BrokerError, InvalidArgumentError, UsageError
 from kafkaops.cluster.protocol.schemas import ElectionType
@@ -112,6 +112,7 @@ def preferred_replica_election_command(
         ),
     ] = None,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: Annotated[
         str | None,
         typer.Option(
@@ -131,7 +132,7 @@ def preferred_replica_election_command(
     output: OutputOption = OutputFormat.text,
 ) -> None:
     """Move leadership back to each partition's preferred replica (Kafka's kafka-preferred-replica-election)."""
-    if not any((path_to_json_file, zookeeper_connect, bootstrap_server, admin_config)):
+    if not any((path_to_json_file, zookeeper_connect, state, bootstrap_server, admin_config)):
         raise UsageError(DESCRIPTION)
     if zookeeper_connect is not None and bootstrap_server is not None:
         raise UsageError(EXACTLY_ONE_CONNECTION)
@@ -149,7 +150,7 @@ def preferred_replica_election_command(
         )
         print_result(result, output, result_lines(result), FAILED)
         return
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         started = elections.start_preferred_replica_election(zk, requested)
     if output is OutputFormat.json:
         print_json({"created": _partitions_document(started.valid), "skipped": _partitions_document(started.skipped)})

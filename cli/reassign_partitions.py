@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -47,6 +48,7 @@ from kafkaops.admin.reassignment_generate import (
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
+    StateDirOption,
     ZookeeperOption,
     refuse_bootstrap_server,
     zookeeper,
@@ -245,12 +247,13 @@ def _generate(
     master: str | None,
     conf: Sequence[str],
     output: OutputFormat,
+    state: Path | None = None,
 ) -> None:
     """--generate: check our options, plan (admin.reassignment_generate), print Kafka's two documents on
     stdout and the plan report on stderr, or one JSON document."""
     _check_generate_options(request, zookeeper_connect, master, conf)
     spark = _spark_engine(master, conf) if request.engine is Engine.spark else None
-    result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect), spark)
+    result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect, state), spark)
     if output is OutputFormat.json:
         print_json(
             {
@@ -513,13 +516,14 @@ def _run_action(
     wait: bool,
     timeout: int | None,
     output: OutputFormat,
+    state: Path | None = None,
 ) -> None:
     """--execute, --verify, --cancel, --list: read the file, call admin, print Kafka's text or JSON."""
     entries = []
     if action != "list":
         entries = files.parse_reassignment_json(read_input_file(reassignment_json_file or "", "reassignment file"))
     text = output is OutputFormat.text
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         if action == "execute":
             plan = ops.plan_execute(
                 zk,
@@ -585,6 +589,7 @@ def reassign_partitions_command(
     cancel: Annotated[bool, typer.Option("--cancel", help="Cancel an active reassignment.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List all active partition reassignments.")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
     reassignment_json_file: Annotated[
@@ -787,6 +792,7 @@ def reassign_partitions_command(
                 wait=wait,
                 timeout=timeout,
                 output=output,
+                state=state,
             )
         except TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
             if output is OutputFormat.json:
@@ -809,4 +815,4 @@ def reassign_partitions_command(
         batch_size=batch_size,
         batch_prefix=batch_prefix,
     )
-    _generate(request, zookeeper_connect, master, conf or [], output)
+    _generate(request, zookeeper_connect, master, conf or [], output, state)

@@ -27,6 +27,7 @@ import typer
 from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import replica_verification as rv
+from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -225,10 +226,12 @@ def replica_verification_command(
         OutputFormat,
         typer.Option("--output", help="text: Kafka's lines; json: one summary document (with --once)."),
     ] = OutputFormat.text,
+    state: StateDirOption = None,
 ) -> None:
     """Validate that all replicas for a set of topics have the same data."""
     if all(ctx.get_parameter_source(name) in (ParameterSource.DEFAULT, None) for name in ctx.params):
         raise UsageError(DESCRIPTION)
+    broker_list = broker_list or optional_bootstrap_server(state, "--broker-list")
     if broker_list is None:
         raise UsageError('Missing required argument "[broker-list]"')
     if output is OutputFormat.json and not once:

@@ -12,6 +12,7 @@ from kafkaops.admin.assignment import parse_replica_assignment
 from kafkaops.cli.common import (
     BootstrapServerOption,
     CommandConfigOption,
+    StateDirOption,
     ZookeeperOption,
     refuse_bootstrap_server,
     zookeeper,
@@ -109,6 +110,7 @@ def topics_command(
     describe: Annotated[bool, typer.Option("--describe", help="List details for the given topics.")] = False,
     delete: Annotated[bool, typer.Option("--delete", help="Delete a topic")] = False,
     zookeeper_connect: ZookeeperOption = None,
+    state: StateDirOption = None,
     bootstrap_server: BootstrapServerOption = None,
     command_config: CommandConfigOption = None,
     topic: Annotated[
@@ -253,7 +255,7 @@ def topics_command(
     assignment = parse_replica_assignment(replica_assignment) if replica_assignment else None
     name = topic or ""  # check_args made sure a topic is given wherever it is needed
 
-    with zookeeper(zookeeper_connect) as zk:
+    with zookeeper(zookeeper_connect, state) as zk:
         if create:
             topic_config = admin_topics.parse_topic_configs(config or [])
             lines, document = _create(

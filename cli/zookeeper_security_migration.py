@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin.zk_security import migrate
-from kafkaops.cli.common import zookeeper_credentials
+from kafkaops.cli.common import StateDirOption, optional_zookeeper, zookeeper_credentials
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.zk.client import connect
@@ -53,11 +53,13 @@ def zookeeper_security_migration_command(
             "--zookeeper.connection.timeout", metavar="<Integer>", help="Sets the ZooKeeper connection timeout."
         ),
     ] = 30000,
+    state: StateDirOption = None,
 ) -> None:
     """ZooKeeper Migration Tool Help. This tool updates the ACLs of znodes as part of the process of setting up
     ZooKeeper authentication."""
     if zookeeper_acl not in ("secure", "unsecure"):
         raise UsageError(USAGE)
+    zookeeper_connect = zookeeper_connect or optional_zookeeper(state, "--zookeeper.connect")
     if not zookeeper_connect:
         raise UsageError(USAGE)
     credentials = zookeeper_credentials()

@@ -9,7 +9,7 @@ milliseconds passed in by the caller; nothing here reads a clock or writes anyth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
@@ -26,10 +26,17 @@ class FollowerState:
     last_caught_up_ms: int = 0
     last_fetch_leader_log_end_offset: int = 0
     last_fetch_time_ms: int = 0
+    log_start_offset: int = UNKNOWN_OFFSET
+    """The follower's log start offset, as its last fetch said (for the low watermark of DeleteRecords)."""
 
 
 def follower_fetched(
-    state: FollowerState, *, fetch_offset: int, leader_log_end_offset: int, fetch_time_ms: int
+    state: FollowerState,
+    *,
+    fetch_offset: int,
+    leader_log_end_offset: int,
+    fetch_time_ms: int,
+    log_start_offset: int | None = None,
 ) -> FollowerState:
     """`Replica.updateFetchState`. A fetch at the leader's end offset means caught up now; a fetch at
     or past the leader's end offset *of the previous fetch* means caught up as of that fetch. The
@@ -39,7 +46,31 @@ def follower_fetched(
         caught_up = max(caught_up, fetch_time_ms)
     elif fetch_offset >= state.last_fetch_leader_log_end_offset:
         caught_up = max(caught_up, state.last_fetch_time_ms)
-    return FollowerState(state.broker, fetch_offset, caught_up, leader_log_end_offset, fetch_time_ms)
+    return FollowerState(
+        state.broker,
+        fetch_offset,
+        caught_up,
+        leader_log_end_offset,
+        fetch_time_ms,
+        state.log_start_offset if log_start_offset is None else log_start_offset,
+    )
+
+
+def low_watermark(
+    leader_log_start_offset: int,
+    followers: Mapping[int, FollowerState],
+    *,
+    alive: Callable[[int], bool],
+    future_log_start_offset: int | None = None,
+) -> int:
+    """Kafka's `lowWatermarkIfLeader`: the smallest log start offset among the leader, its followers on
+    live brokers (UNKNOWN_OFFSET, -1, for one that has not fetched since this broker became leader) and the
+    leader's future log. DeleteRecords is done once it reaches the offset asked for."""
+    lowest = leader_log_start_offset
+    for broker, state in followers.items():
+        if alive(broker) and state.log_start_offset < lowest:
+            lowest = state.log_start_offset
+    return lowest if future_log_start_offset is None else min(lowest, future_log_start_offset)
 
 
 def reset_followers_on_become_leader(

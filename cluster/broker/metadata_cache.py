@@ -60,6 +60,11 @@ class MetadataCache:
         with self._lock:
             return sorted(self._partitions)
 
+    def contains(self, topic: str) -> bool:
+        """Whether the topic has partitions in the cache (Kafka's `contains`)."""
+        with self._lock:
+            return topic in self._partitions
+
     def partitions(self, topic: str) -> dict[int, UpdateMetadataPartitionState] | None:
         with self._lock:
             found = self._partitions.get(topic)

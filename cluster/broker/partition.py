@@ -16,15 +16,27 @@ nothing it lacks may be acknowledged, and a follower being removed still counts 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kafkaops.cluster.broker import isr as rules
 from kafkaops.cluster.broker.producer_state import BatchMetadata, ProducerStateManager
-from kafkaops.cluster.common.errors import NotEnoughReplicasError, NotLeaderOrFollowerError
+from kafkaops.cluster.common.errors import (
+    LogDirFailureError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    PolicyViolationError,
+    UnexpectedAppendOffsetError,
+)
 from kafkaops.cluster.log import Log, LogAppendInfo
 from kafkaops.cluster.protocol.records import BatchHeader, iter_batches
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
+
+HIGH_WATERMARK = -1
+"""DeleteRecords' offset meaning "up to the high watermark" (Kafka's `DeleteRecordsRequest.HIGH_WATERMARK`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +67,9 @@ class Partition:
         self.pending_isr: tuple[int, ...] | None = None
         self.producers = ProducerStateManager()
         self.producers.rebuild(log.batch_headers())
+        self.future_log: Log | None = None
+        """The copy growing in another log dir while AlterReplicaLogDirs moves this replica (Kafka's
+        `futureLog`), filled by replica_alter_log_dirs.py and swapped in once it has caught up."""
 
     def __repr__(self) -> str:
         role = "leader" if self.is_leader else f"follower of {self.leader}"
@@ -140,12 +155,19 @@ class Partition:
 
     # --- leader: followers' fetches and the ISR --------------------------------------------------------
 
-    def follower_fetched(self, replica_id: int, fetch_offset: int, now_ms: int) -> tuple[int, ...] | None:
-        """`updateFollowerFetchState`: record the follower's position; returns the ISR to write if it may
-        join (`maybeExpandIsr`), else None. The caller then calls `maybe_increment_high_watermark`."""
+    def follower_fetched(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int | None = None
+    ) -> tuple[int, ...] | None:
+        """`updateFollowerFetchState`: record the follower's position (and log start offset); returns the
+        ISR to write if it may join (`maybeExpandIsr`), else None. The caller then calls
+        `maybe_increment_high_watermark`."""
         state = self.followers.get(replica_id) or rules.FollowerState(replica_id)
         state = rules.follower_fetched(
-            state, fetch_offset=fetch_offset, leader_log_end_offset=self.log.log_end_offset, fetch_time_ms=now_ms
+            state,
+            fetch_offset=fetch_offset,
+            leader_log_end_offset=self.log.log_end_offset,
+            fetch_time_ms=now_ms,
+            log_start_offset=log_start_offset,
         )
         self.followers[replica_id] = state
         return self.isr_to_expand()
@@ -204,6 +226,36 @@ class Partition:
         )
         return target > current and self.log.update_high_watermark(target) > current
 
+    # --- leader: DeleteRecords -------------------------------------------------------------------------
+
+    def delete_records_on_leader(self, offset: int) -> int:
+        """Kafka's `deleteRecordsOnLeader`: move the log start offset up to `offset` (-1: the high
+        watermark); returns the offset asked for. Raises NotLeaderOrFollowerError, PolicyViolationError
+        (`cleanup.policy` without delete), OffsetOutOfRangeError (negative, or past the high watermark)."""
+        if not self.is_leader:
+            raise NotLeaderOrFollowerError(f"Leader not local for partition {self.tp} on broker {self.broker_id}")
+        if not self.log.config.delete_enabled:
+            raise PolicyViolationError(
+                f"Records of partition {self.tp} can not be deleted due to the configured policy"
+            )
+        requested = self.log.high_watermark if offset == HIGH_WATERMARK else offset
+        if requested < 0:
+            raise OffsetOutOfRangeError(f"The offset {requested} for partition {self.tp} is not valid")
+        self.log.maybe_increment_log_start_offset(requested)
+        return requested
+
+    def low_watermark(self, alive: Callable[[int], bool]) -> int:
+        """Kafka's `lowWatermarkIfLeader` (see isr.low_watermark). Raises NotLeaderOrFollowerError."""
+        if not self.is_leader:
+            raise NotLeaderOrFollowerError(f"Leader not local for partition {self.tp} on broker {self.broker_id}")
+        future = self.future_log
+        return rules.low_watermark(
+            self.log.log_start_offset,
+            self.followers,
+            alive=alive,
+            future_log_start_offset=future.log_start_offset if future is not None else None,
+        )
+
     # --- follower --------------------------------------------------------------------------------------
 
     def append_as_follower(self, records: bytes, leader_high_watermark: int, leader_log_start_offset: int) -> int:
@@ -215,7 +267,7 @@ class Partition:
             if leader_high_watermark > log.high_watermark and log.high_watermark < log.log_end_offset:
                 log.update_high_watermark(leader_high_watermark)
             return 0
-        info = self.log.append_as_follower(records)
+        info = append_as_follower(self.log, records)
         if info.batch_count:
             for batch in iter_batches(records, allow_truncated_tail=True, verify_crc=False):
                 if batch.header.base_offset >= info.first_offset:
@@ -226,9 +278,31 @@ class Partition:
         return info.valid_bytes
 
     def truncate_to(self, offset: int) -> None:
+        """Truncate the log, and the future log with it: it is a copy of the log's first batches."""
         if self.log.truncate_to(offset):
             self.producers.rebuild(self.log.batch_headers())
+        if self.future_log is not None:
+            with contextlib.suppress(LogDirFailureError):  # its dir failed: the move is over, not this replica
+                self.future_log.truncate_to(offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self.log.truncate_fully_and_start_at(offset)
         self.producers.rebuild(())
+        if self.future_log is not None:
+            with contextlib.suppress(LogDirFailureError):
+                self.future_log.truncate_fully_and_start_at(offset)
+
+
+def append_as_follower(log: Log, records: bytes) -> LogAppendInfo:
+    """`log.append_as_follower`, and Kafka's way out when the first batch straddles the end of an empty log
+    (a log started at a leader's log start offset that a DeleteRecords put inside a batch): the log then
+    starts again at that batch's base offset, and the caller raises its log start offset back."""
+    try:
+        return log.append_as_follower(records)
+    except UnexpectedAppendOffsetError as error:
+        end = log.log_end_offset
+        first = next(iter_batches(records, allow_truncated_tail=True, verify_crc=False)).header
+        if end != log.log_start_offset or not first.base_offset < end <= first.last_offset:
+            raise
+        log.truncate_fully_and_start_at(error.first_offset)
+        return log.append_as_follower(records)

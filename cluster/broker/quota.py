@@ -22,6 +22,8 @@ LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
 LEADER_THROTTLED_RATE = "leader.replication.throttled.rate"
 FOLLOWER_THROTTLED_RATE = "follower.replication.throttled.rate"
+ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND = "replica.alter.log.dirs.io.max.bytes.per.second"
+"""The rate of copying replicas between a broker's log dirs (KIP-113), for every partition being moved."""
 WINDOW_SAMPLES = 11
 SAMPLE_S = 1.0
 

@@ -26,19 +26,25 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
 from kafkaops.cluster.broker import isr as isr_rules
 from kafkaops.cluster.broker import quota as throttles
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.delayed_delete_records import (
+    INVALID_LOW_WATERMARK,
+    DelayedDeleteRecords,
+    DeleteRecordsPartitionStatus,
+)
 from kafkaops.cluster.broker.delayed_fetch import DelayedFetch, FetchRead
 from kafkaops.cluster.broker.delayed_operation import DelayedOperationPurgatory
 from kafkaops.cluster.broker.delayed_produce import DelayedProduce, ProducePartitionStatus
 from kafkaops.cluster.broker.fetch_session import SESSIONLESS, FetchSession, FetchSessionCache
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.partition import Partition
+from kafkaops.cluster.broker.replica_alter_log_dirs import ReplicaAlterLogDirsManager
 from kafkaops.cluster.broker.replica_fetcher import ReplicaFetcher
 from kafkaops.cluster.broker.requests import (
     FetchPartition,
@@ -55,12 +61,13 @@ from kafkaops.cluster.broker.responses import (
     FetchPartitionResult,
     FetchResult,
     ListOffsetsPartitionResult,
+    LogDirDescription,
     PartitionErrors,
     ProducePartitionResult,
 )
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
-from kafkaops.cluster.log import UNDEFINED_EPOCH, LogManager
+from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
 from kafkaops.cluster.protocol.records import validate_produce_records
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
@@ -71,9 +78,10 @@ from kafkaops.cluster.state_change_log import (
     StopReplicaPartitionState,
 )
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from kafkaops.cluster.zk.values import INTERNAL_TOPICS, LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 log = logging.getLogger("kafkaops.broker.replica_manager")
+
 
 NONE = errors.NONE
 UNKNOWN_TOPIC_OR_PARTITION = errors.UnknownTopicOrPartitionError.code
@@ -113,12 +121,18 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         self.fetchers: dict[int, ReplicaFetcher] = {}
         self._topic_configs: dict[str, dict[str, str]] = {}
+        self._default_min_isr = config.min_insync_replicas
+        """min.insync.replicas of topics without an override: the broker's, dynamic (`apply_broker_config`)."""
         self.leader_quota = throttles.ReplicationQuota()
         self.follower_quota = throttles.ReplicationQuota()
         self._leader_throttled: dict[str, frozenset[int] | None] = {}
         self._follower_throttled: dict[str, frozenset[int] | None] = {}
         self.produce_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory("Produce")
         self.fetch_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory("Fetch")
+        self.delete_records_purgatory: DelayedOperationPurgatory[TopicPartition] = DelayedOperationPurgatory(
+            "DeleteRecords"
+        )
+        self.alter_log_dirs = ReplicaAlterLogDirsManager(log_manager, self.partitions, self._unknown_code, clock=clock)
         self._stopped = False
         self.fetch_sessions = FetchSessionCache()
         self._isr_changes: set[TopicPartition] = set()
@@ -183,12 +197,16 @@ class ReplicaManager:
         for fetcher in list(self.fetchers.values()):
             await fetcher.shutdown()
         self.fetchers.clear()
+        await self.alter_log_dirs.shutdown()
         # parked produces answer NOT_LEADER_OR_FOLLOWER: this broker leads nothing any more
         self._stopped = True
         for tp in self.produce_purgatory.watched_keys():
             self.produce_purgatory.check_and_complete(tp)
+        for tp in self.delete_records_purgatory.watched_keys():
+            self.delete_records_purgatory.check_and_complete(tp)
         self.produce_purgatory.shutdown()
         self.fetch_purgatory.shutdown()
+        self.delete_records_purgatory.shutdown()
 
     # --- controller epoch ------------------------------------------------------------------------------
 
@@ -291,6 +309,10 @@ class ReplicaManager:
             self._load_topic_config(tp.topic)
             partition = Partition(tp, self.broker_id, self.log_manager.get_or_create_log(tp.topic, tp.partition))
             self.partitions[tp] = partition
+            future = self.log_manager.get_future_log(tp.topic, tp.partition)
+            if future is not None and not future.offline:  # a move that a restart interrupted goes on
+                partition.future_log = future
+                self.alter_log_dirs.add_partition(partition)
         if state.leader == self.broker_id:
             self._make_leader(partition, state, correlation_id, controller_id, epoch, previous_epoch)
         else:
@@ -400,6 +422,7 @@ class ReplicaManager:
                 write(self.log.received_stop_replica(state, tp, correlation_id, controller_id, controller_epoch))
             self._remove_from_fetchers(tp)
             if delete:
+                self.alter_log_dirs.remove_partition(tp)
                 self.partitions.pop(tp, None)
             elif partition is not None:
                 partition.stop_leading()
@@ -426,6 +449,12 @@ class ReplicaManager:
         for tp in offline:
             self._remove_from_fetchers(tp)
             self._leadership_lost(tp)
+        for partition in self.partitions.values():
+            if partition.future_log is not None and partition.future_log.parent_dir == directory:
+                log.error("Stopped moving %s to the failed log dir %s", partition.tp, directory)
+                self.alter_log_dirs.remove_partition(partition.tp)
+                partition.future_log = None
+                self.log_manager.remove_future_log(partition.tp.topic, partition.tp.partition, delete=False)
         asyncio.get_running_loop().create_task(self._report_log_dir_failure(directory))
 
     async def _report_log_dir_failure(self, directory: Path) -> None:
@@ -461,10 +490,21 @@ class ReplicaManager:
             overrides, throttles.FOLLOWER_THROTTLED_REPLICAS, self.broker_id
         )
 
-    def apply_broker_config(self, overrides: dict[str, str]) -> None:
-        """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates."""
+    def apply_broker_config(self, overrides: dict[str, str], log_defaults: LogConfig | None = None) -> None:
+        """This broker's dynamic configs (`/config/brokers/<id>` over `<default>`): the throttle rates (of
+        replication, and of moves between log dirs), the default min.insync.replicas, and (given) the topics'
+        log defaults they make."""
         self.leader_quota.rate = throttles.parse_rate(overrides.get(throttles.LEADER_THROTTLED_RATE))
         self.follower_quota.rate = throttles.parse_rate(overrides.get(throttles.FOLLOWER_THROTTLED_RATE))
+        self.alter_log_dirs.quota.rate = throttles.parse_rate(
+            overrides.get(throttles.ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND)
+        )
+        min_isr = overrides.get("min.insync.replicas")
+        self._default_min_isr = (
+            int(min_isr) if min_isr is not None and min_isr.strip().isdigit() else self.config.min_insync_replicas
+        )
+        if log_defaults is not None:
+            self.log_manager.set_default_config(log_defaults)
 
     def _is_throttled(self, table: dict[str, frozenset[int] | None], tp: TopicPartition) -> bool:
         if tp.topic not in table:
@@ -490,9 +530,9 @@ class ReplicaManager:
     def min_insync_replicas(self, topic: str) -> int:
         value = self._topic_configs.get(topic, {}).get("min.insync.replicas")
         try:
-            return int(value) if value is not None else self.config.min_insync_replicas
+            return int(value) if value is not None else self._default_min_isr
         except ValueError:
-            return self.config.min_insync_replicas
+            return self._default_min_isr
 
     # --- parked requests -------------------------------------------------------------------------------
 
@@ -502,11 +542,14 @@ class ReplicaManager:
     def _high_watermark_moved(self, tp: TopicPartition) -> None:
         self.produce_purgatory.check_and_complete(tp)
         self.fetch_purgatory.check_and_complete(tp)
+        self.delete_records_purgatory.check_and_complete(tp)
 
     def _leadership_lost(self, tp: TopicPartition) -> None:
-        """After this broker stopped leading `tp` (or its log went offline): parked produces of it fail."""
+        """After this broker stopped leading `tp` (or its log went offline): parked produces and
+        DeleteRecords of it fail."""
         self.produce_purgatory.check_and_complete(tp)
         self.fetch_purgatory.check_and_complete(tp)
+        self.delete_records_purgatory.check_and_complete(tp)
 
     def _leads(self, tp: TopicPartition, partition: Partition) -> bool:
         """Whether this broker still leads `tp` with `partition`, for a parked produce."""
@@ -737,11 +780,12 @@ class ReplicaManager:
                 continue
             if request.current_leader_epoch not in (-1, partition.leader_epoch):
                 continue
-            new_isr = partition.follower_fetched(replica_id, request.fetch_offset, now)
+            new_isr = partition.follower_fetched(replica_id, request.fetch_offset, now, request.log_start_offset)
             if new_isr is not None:
                 self._expand_isr(partition, new_isr)
             if partition.maybe_increment_high_watermark():
                 self._high_watermark_moved(tp)
+            self.delete_records_purgatory.check_and_complete(tp)  # its low watermark may have moved
 
     def _expand_isr(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
         log.info(
@@ -859,3 +903,68 @@ class ReplicaManager:
         except LogDirFailureError:
             return EpochEndOffset(tp, KAFKA_STORAGE_ERROR, UNDEFINED_EPOCH)
         return EpochEndOffset(tp, NONE, epoch, end_offset)
+
+    # --- DeleteRecords ---------------------------------------------------------------------------------
+
+    async def delete_records(
+        self, timeout_ms: int, offsets: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, DeleteRecordsPartitionStatus]:
+        """Kafka's `deleteRecords`: each partition's leader moves its log start offset (`deleteRecordsOnLocalLog`),
+        then the answer waits in the purgatory until every live replica's log start offset is there, within
+        `timeout_ms`. The leaders' log start offset checkpoints are written and the segments wholly below
+        the new log start offsets deleted now, off the loop, rather than at the next periodic run."""
+        statuses: dict[TopicPartition, DeleteRecordsPartitionStatus] = {}
+        moved: list[Partition] = []
+        for tp, offset in offsets.items():
+            try:
+                if tp.topic in INTERNAL_TOPICS:
+                    raise errors.InvalidTopicError(f"Cannot delete records of internal topic {tp.topic}")
+                partition = self._partition_for(tp, leader_only=True)
+                requested = partition.delete_records_on_leader(offset)
+                low_watermark = partition.low_watermark(self._alive_broker_ids().__contains__)
+            except BrokerError as error:
+                statuses[tp] = DeleteRecordsPartitionStatus(-1, error.code)
+                continue
+            except LogDirFailureError:
+                statuses[tp] = DeleteRecordsPartitionStatus(-1, KAFKA_STORAGE_ERROR)
+                continue
+            statuses[tp] = DeleteRecordsPartitionStatus(requested, NONE, low_watermark)
+            moved.append(partition)
+        if moved:
+            asyncio.get_running_loop().run_in_executor(None, self._after_delete_records, moved)
+        if any(s.error_code == NONE and s.low_watermark < s.required_offset for s in statuses.values()):
+            delayed = DelayedDeleteRecords(timeout_ms, statuses, self._low_watermark_of)
+            self.delete_records_purgatory.try_complete_else_watch(delayed)
+            statuses = await delayed.result()
+        return statuses
+
+    def _after_delete_records(self, partitions: list[Partition]) -> None:
+        for partition in partitions:
+            try:
+                partition.log.delete_old_segments()
+            except LogDirFailureError:
+                continue
+        for directory in {partition.log.parent_dir for partition in partitions}:
+            self.log_manager.checkpoint_log_start_offsets(directory)
+
+    def _alive_broker_ids(self) -> set[int]:
+        return {broker.broker_id for broker in self.metadata_cache.alive_brokers()}
+
+    def _low_watermark_of(self, tp: TopicPartition) -> tuple[int, int]:
+        """(error code, low watermark) for a parked DeleteRecords (`DelayedDeleteRecords.tryComplete`)."""
+        partition = self.partitions.get(tp)
+        if self._stopped or partition is None:
+            return UNKNOWN_TOPIC_OR_PARTITION, INVALID_LOW_WATERMARK
+        if partition.log.offline:
+            return KAFKA_STORAGE_ERROR, INVALID_LOW_WATERMARK
+        if not partition.is_leader:
+            return NOT_LEADER_OR_FOLLOWER, INVALID_LOW_WATERMARK
+        return NONE, partition.low_watermark(self._alive_broker_ids().__contains__)
+
+    # --- log dirs (replica_alter_log_dirs.py) ---------------------------------------------------------
+
+    def alter_replica_log_dirs(self, partition_dirs: Mapping[TopicPartition, str]) -> dict[TopicPartition, int]:
+        return self.alter_log_dirs.alter_replica_log_dirs(partition_dirs)
+
+    def describe_log_dirs(self, partitions: Set[TopicPartition] | None) -> list[LogDirDescription]:
+        return self.alter_log_dirs.describe_log_dirs(partitions)

@@ -369,3 +369,55 @@ class MetadataRequest:
             if topic["topic_id"] != ZERO_UUID:
                 raise InvalidRequestError(f"Topic IDs are not supported in requests for version {version}")
         return cls(tuple(t["name"] for t in topics))
+
+
+# --- DeleteRecords, AlterReplicaLogDirs, DescribeLogDirs ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsRequest:
+    timeout_ms: int
+    offsets: dict[TopicPartition, int]
+    """Partition → offset (-1: the high watermark); a partition named twice keeps its last offset, as
+    Kafka's handler builds a map."""
+
+    @classmethod
+    def from_wire(cls, body: Body) -> DeleteRecordsRequest:
+        return cls(
+            body["timeout_ms"],
+            {
+                TopicPartition(topic["name"], p["partition_index"]): p["offset"]
+                for topic in body["topics"]
+                for p in topic["partitions"]
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AlterReplicaLogDirsRequest:
+    partition_dirs: dict[TopicPartition, str]
+    """Partition → the log dir to move its replica to (Kafka's `partitionDirs`)."""
+
+    @classmethod
+    def from_wire(cls, body: Body) -> AlterReplicaLogDirsRequest:
+        return cls(
+            {
+                TopicPartition(topic["name"], partition): log_dir["path"]
+                for log_dir in body["dirs"]
+                for topic in log_dir["topics"]
+                for partition in topic["partitions"]
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeLogDirsRequest:
+    partitions: frozenset[TopicPartition] | None
+    """The partitions to describe; None for all (the wire's null topics)."""
+
+    @classmethod
+    def from_wire(cls, body: Body) -> DescribeLogDirsRequest:
+        topics = body["topics"]
+        if topics is None:
+            return cls(None)
+        return cls(frozenset(TopicPartition(t["topic"], p) for t in topics for p in t["partition_index"]))

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
 from kafkaops.cluster.common import errors
-from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.schemas import RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import INTERNAL_TOPICS, TopicPartition
@@ -47,7 +47,7 @@ class ProducePartitionResult:
     log_start_offset: int = -1
 
 
-def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
+def produce_response(results: Sequence[ProducePartitionResult], throttle_time_ms: int = 0) -> Body:
     responses = _by_topic(
         (r.tp for r in results),
         (
@@ -65,7 +65,7 @@ def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
     )
     return {
         "responses": [{"name": t, "partition_responses": ps} for t, ps in responses.items()],
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
     }
 
 
@@ -98,7 +98,7 @@ def _epoch_end_offset(epoch: int, end_offset: int) -> Body:
     return {"epoch": epoch, "end_offset": end_offset}
 
 
-def fetch_response(result: FetchResult) -> Body:
+def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
     topics = _by_topic(
         (r.tp for r in result.partitions),
         (
@@ -117,11 +117,17 @@ def fetch_response(result: FetchResult) -> Body:
         ),
     )
     return {
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
         "error_code": result.error_code,
         "session_id": result.session_id,
         "responses": [{"topic": t, "partition_responses": ps} for t, ps in topics.items()],
     }
+
+
+def fetch_response_size(result: FetchResult, version: int) -> int:
+    """Kafka's `FetchResponse.sizeOf`: the response's size at `version` plus its 4-byte correlation id,
+    what a consumer's fetch counts against its byte-rate quota."""
+    return 4 + len(RESPONSES[ApiKey.FETCH].encode(fetch_response(result), version))
 
 
 # --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------
@@ -348,4 +354,84 @@ def metadata_response(
         "cluster_id": cluster_id,
         "controller_id": controller_id if controller_id is not None else -1,
         "topics": topic_entries,
+    }
+
+
+# --- DeleteRecords, AlterReplicaLogDirs, DescribeLogDirs ---------------------------------------------------
+
+
+def delete_records_response(results: Mapping[TopicPartition, tuple[int, int]]) -> Body:
+    """Per partition (error code, low watermark), grouped by topic in order of first appearance."""
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results,
+                (
+                    {"partition_index": tp.partition, "low_watermark": lw, "error_code": code}
+                    for tp, (code, lw) in results.items()
+                ),
+            ).items()
+        ],
+    }
+
+
+def alter_replica_log_dirs_response(results: Mapping[TopicPartition, int]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {"topic_name": topic, "partitions": partitions}
+            for topic, partitions in _by_topic(
+                results, ({"partition_index": tp.partition, "error_code": code} for tp, code in results.items())
+            ).items()
+        ],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaDescription:
+    """One log in a DescribeLogDirs answer (Kafka's `DescribeLogDirsPartition`)."""
+
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirDescription:
+    """One log dir in a DescribeLogDirs answer: its logs by topic (a topic whose logs were not asked for
+    has an empty list, as Kafka answers)."""
+
+    log_dir: str
+    error_code: int
+    topics: dict[str, list[ReplicaDescription]]
+
+
+def describe_log_dirs_response(descriptions: Iterable[LogDirDescription]) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "error_code": description.error_code,
+                "log_dir": description.log_dir,
+                "topics": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {
+                                "partition_index": replica.partition,
+                                "partition_size": replica.size,
+                                "offset_lag": replica.offset_lag,
+                                "is_future_key": replica.is_future,
+                            }
+                            for replica in replicas
+                        ],
+                    }
+                    for topic, replicas in description.topics.items()
+                ],
+            }
+            for description in descriptions
+        ],
     }

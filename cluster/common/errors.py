@@ -9,14 +9,16 @@ user can cause is Kafka's own text where Kafka has one: the CLI prints it verbat
     │   ├── InvalidArgumentError         Kafka's IllegalArgumentException / AdminCommandFailedException
     │   │   └── NumberFormatError        Java's NumberFormatException (also a ValueError)
     │   ├── UsageError                   Kafka's printUsageAndDie: the message, then the usage text
-    │   ├── AdminOperationError, InvalidConfigurationError, BrokerIdTakenError, TerseReassignmentFailure
+    │   ├── AdminOperationError, InvalidConfigurationError (UnknownConfigNameError), BrokerIdTakenError,
+│   │   TerseReassignmentFailure
     │   └── ZooKeeperUnreachableError    (also a ZooKeeperError)
     ├── ZooKeeperError
     ├── MalformedZNodeError              a znode's bytes that its codec cannot decode
     ├── ControllerMovedError             a controller-epoch-checked write found another controller
     ├── ZNodeVersionConflictError        a conditional znode write lost a race (ZooKeeper's BadVersion)
     ├── LogError                         the partition log's own failures (`cluster/log`)
-    │   ├── LogDirFailureError, LogDirLockedError, MalformedCheckpointError
+    │   ├── LogDirFailureError, LogDirLockedError, MalformedCheckpointError, CorruptIndexError,
+    │   │   CorruptSnapshotError (the files kafka-dump-log reads)
     │   └── UnexpectedAppendOffsetError, OffsetsOutOfOrderError
     └── KafkaProtocolError               the wire protocol's failures
         ├── BrokerError                  one subclass per Kafka error code: code, name, retriable
@@ -78,6 +80,12 @@ class AdminOperationError(UserError):
 
 class InvalidConfigurationError(UserError):
     """Kafka's ConfigException / InvalidConfigurationException."""
+
+
+class UnknownConfigNameError(InvalidConfigurationError):
+    """Kafka's InvalidConfigurationException for a config name it does not know (`Unknown topic config
+    name: x`). Apart from a bad value (a ConfigException) because the Admin API answers them differently:
+    INVALID_CONFIG with the text alone, where a bad value in AlterConfigs is an INVALID_REQUEST."""
 
 
 class TerseReassignmentFailure(UserError):
@@ -160,6 +168,14 @@ class OffsetsOutOfOrderError(LogError):
 
 class MalformedCheckpointError(LogError):
     """A checkpoint file that does not parse (Kafka's "Malformed line in checkpoint file" IOException)."""
+
+
+class CorruptIndexError(LogError):
+    """An offset, time or transaction index that fails Kafka's checks (Kafka's CorruptIndexException)."""
+
+
+class CorruptSnapshotError(LogError):
+    """A producer state `.snapshot` file that does not read (Kafka's CorruptSnapshotException)."""
 
 
 # --- the wire protocol and Kafka's error codes -----------------------------------------------------
@@ -282,9 +298,7 @@ class CorruptMessageError(BrokerError, code=2, name="CORRUPT_MESSAGE", retriable
     """Bytes that fail their CRC, exceed their declared size or cannot be parsed."""
 
 
-class UnknownTopicOrPartitionError(
-    BrokerError, UserError, code=3, name="UNKNOWN_TOPIC_OR_PARTITION", retriable=True
-):
+class UnknownTopicOrPartitionError(BrokerError, UserError, code=3, name="UNKNOWN_TOPIC_OR_PARTITION", retriable=True):
     """This server does not host this topic-partition; Kafka's UnknownTopicOrPartitionException, also raised
     by `admin` for a topic that does not exist (with `named=False`: the tools print the message alone)."""
 

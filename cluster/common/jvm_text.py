@@ -179,6 +179,26 @@ def hash_map_order(keys: Iterable[str]) -> list[str]:
     return [key for bucket in table for key in bucket]
 
 
+def java_hash_map_order(keys: Iterable[T], hash_code: HashCode[T], initial_capacity: int = 16) -> list[T]:
+    """`java.util.HashMap` iteration order of any keys with Java hash codes, filled in this order into a map
+    made with `initial_capacity` (`new HashMap<>(n)`; `new HashMap<>(map)` of s entries is
+    `int(s / 0.75 + 1)`): buckets `(h ^ (h >>> 16)) & (n - 1)` in ascending order, a bucket's keys in
+    insertion order (a resize splits buckets keeping it). Trees of 8+ colliding keys are not modelled."""
+    unique = list(dict.fromkeys(keys))
+    capacity = 1
+    while capacity < initial_capacity:
+        capacity *= 2
+    for size in range(1, len(unique) + 1):
+        if size > capacity * 3 // 4:
+            capacity *= 2
+
+    def bucket(key: T) -> int:
+        h = hash_code(key) & _INT_MASK
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(unique, key=bucket)
+
+
 def properties_order(keys: Iterable[str]) -> list[str]:
     """`java.util.Properties` (Java 9+: a `ConcurrentHashMap(8)`): table 16, resize once the count
     reaches 0.75·n, and `transfer` keeps each bucket's last run of same-half keys in order while the

@@ -22,11 +22,12 @@ stops acting at once (`_active` is cleared on kazoo's thread, before any event c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -50,6 +51,7 @@ from kafkaops.cluster.controller.controller_zk_client import ControllerZk, Contr
 from kafkaops.cluster.controller.event_manager import ControllerEventManager
 from kafkaops.cluster.controller.events import (
     ActiveControllerEvent,
+    ApiPartitionReassignment,
     AutoPreferredReplicaLeaderElection,
     BrokerChange,
     ControlledShutdown,
@@ -58,6 +60,7 @@ from kafkaops.cluster.controller.events import (
     Expire,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
+    ListPartitionReassignments,
     LogDirEventNotification,
     PartitionModifications,
     PartitionReassignmentIsrChange,
@@ -69,6 +72,7 @@ from kafkaops.cluster.controller.events import (
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
+    UncleanLeaderElectionEnable,
     ZkPartitionReassignment,
 )
 from kafkaops.cluster.controller.isr_change import IsrChangeNotificationHandler
@@ -82,7 +86,7 @@ from kafkaops.cluster.protocol.schemas import ElectionType
 from kafkaops.cluster.state_change_log import ControllerLog, StateChangeLogFile
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import BrokerRegistration, TopicPartition
+from kafkaops.cluster.zk.values import BrokerRegistration, ReplicaAssignment, TopicPartition
 
 log = logging.getLogger("kafkaops.controller")
 
@@ -219,11 +223,32 @@ class KafkaController:
         message), 0 for a new leader (blocks the caller). Raises TimeoutError and NotControllerError."""
         result: Future[dict[TopicPartition, tuple[int, str | None]]] = Future()
         self.events.put(
-            ReplicaLeaderElection(
-                election_type, tuple(partitions) if partitions is not None else None, result
-            )
+            ReplicaLeaderElection(election_type, tuple(partitions) if partitions is not None else None, result)
         )
         return result.result(timeout_s)
+
+    def alter_partition_reassignments(
+        self, reassignments: Mapping[TopicPartition, Sequence[int] | None], timeout_s: float = 60.0
+    ) -> dict[TopicPartition, tuple[int, str | None]]:
+        """Kafka's `processApiPartitionReassignment` (KIP-455): per partition (error code, message); None
+        cancels. Blocks the caller; raises TimeoutError and NotControllerError."""
+        result: Future[dict[TopicPartition, tuple[int, str | None]]] = Future()
+        entries = tuple((tp, tuple(r) if r is not None else None) for tp, r in reassignments.items())
+        self.events.put(ApiPartitionReassignment(entries, result))
+        return result.result(timeout_s)
+
+    def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None, timeout_s: float = 60.0
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """Kafka's `processListPartitionReassignments`: the partitions being reassigned (of `partitions`,
+        or all) with their full assignment. Blocks the caller; raises TimeoutError and NotControllerError."""
+        result: Future[dict[TopicPartition, ReplicaAssignment]] = Future()
+        self.events.put(ListPartitionReassignments(tuple(partitions) if partitions is not None else None, result))
+        return result.result(timeout_s)
+
+    def set_unclean_leader_election_enable(self, enable: bool) -> None:
+        """The broker's dynamic `unclean.leader.election.enable` (thread-safe: through the event queue)."""
+        self.events.put(UncleanLeaderElectionEnable(enable))
 
     def controlled_shutdown(self, broker_id: int, broker_epoch: int, timeout_s: float = 30.0) -> set[TopicPartition]:
         """The partitions `broker_id` still leads after moving what it can (blocks the caller)."""
@@ -278,6 +303,10 @@ class KafkaController:
                     self._on_controlled_shutdown(event)
                 case ReplicaLeaderElection():
                     self._on_replica_leader_election(event)
+                case ApiPartitionReassignment() | ListPartitionReassignments():
+                    self._on_reassignment_request(event)
+                case UncleanLeaderElectionEnable(enable=enable):
+                    self._on_unclean_leader_election_enable(enable)
                 case _:
                     if self._active:
                         self._process_active(event)
@@ -481,6 +510,37 @@ class KafkaController:
         except Exception as error:  # noqa: BLE001 - the caller must hear of it; the controller goes on
             log.exception("Leader election (%s) failed", event.election_type.name.lower())
             event.result.set_exception(error)
+
+    def _on_reassignment_request(self, event: ApiPartitionReassignment | ListPartitionReassignments) -> None:
+        if not self._active:
+            event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is not the controller"))
+            return
+        reassignments = self.handlers.reassignments
+        try:
+            match event:
+                case ApiPartitionReassignment():
+                    done = reassignments.process_api_partition_reassignment(dict(event.reassignments))
+                    event.result.set_result(
+                        {tp: (e.error.code, e.message) if e is not None else (0, None) for tp, e in done.items()}
+                    )
+                case ListPartitionReassignments():
+                    event.result.set_result(reassignments.list_partition_reassignments(event.partitions))
+        except ControllerMovedError:
+            event.result.set_exception(NotControllerError(f"Broker {self.broker_id} is no longer the controller"))
+            raise
+        except Exception as error:  # noqa: BLE001 - the caller must hear of it; the controller goes on
+            log.exception("Partition reassignment request failed")
+            event.result.set_exception(error)
+
+    def _on_unclean_leader_election_enable(self, enable: bool) -> None:
+        """Kafka's `processUncleanLeaderElectionEnable`: topics without an override follow the new default;
+        turned on, the offline partitions get an election at once."""
+        if enable == self.settings.unclean_leader_election_enable:
+            return
+        self.settings = dataclasses.replace(self.settings, unclean_leader_election_enable=enable)
+        self.handlers.partition_state_machine.unclean_leader_election_enable = enable
+        if enable and self._active:
+            self.handlers.partition_state_machine.trigger_online_partition_state_change()
 
     # --- auto leader rebalance (§5.6) ----------------------------------------------------------------
 

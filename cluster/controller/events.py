@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from kafkaops.cluster.protocol.schemas import ElectionType
-from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
 # --- controller election and lifecycle (handled whether or not this broker is the controller) -------
 
@@ -62,6 +62,31 @@ class ReplicaLeaderElection:
     election_type: ElectionType
     partitions: tuple[TopicPartition, ...] | None
     result: Future[dict[TopicPartition, tuple[int, str | None]]]
+
+
+@dataclass(frozen=True)
+class ApiPartitionReassignment:
+    """An AlterPartitionReassignments request (KIP-455): per partition its target replicas, None to cancel;
+    `result`: per partition (error code, message)."""
+
+    reassignments: tuple[tuple[TopicPartition, tuple[int, ...] | None], ...]
+    result: Future[dict[TopicPartition, tuple[int, str | None]]]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignments:
+    """A ListPartitionReassignments request: `partitions` None = every one being reassigned; `result`: the
+    full assignment of each partition being reassigned."""
+
+    partitions: tuple[TopicPartition, ...] | None
+    result: Future[dict[TopicPartition, ReplicaAssignment]]
+
+
+@dataclass(frozen=True)
+class UncleanLeaderElectionEnable:
+    """The broker's dynamic `unclean.leader.election.enable` changed (Kafka's event of that name)."""
+
+    enable: bool
 
 
 # --- what an active controller acts on ----------------------------------------------------------
@@ -164,5 +189,8 @@ ControllerEvent = (
     | ShutdownController
     | ControlledShutdown
     | ReplicaLeaderElection
+    | ApiPartitionReassignment
+    | ListPartitionReassignments
+    | UncleanLeaderElectionEnable
     | ActiveControllerEvent
 )

@@ -20,7 +20,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
-from kafkaops.cluster.common.errors import ControllerMovedError, KafkaOpsError, MalformedZNodeError
+from kafkaops.cluster.common.errors import (
+    ControllerMovedError,
+    KafkaOpsError,
+    MalformedZNodeError,
+    NoReassignmentInProgressError,
+)
 from kafkaops.cluster.controller import reassignment as reassign
 from kafkaops.cluster.controller.channel import ControllerChannel, StateChangeSink
 from kafkaops.cluster.controller.context import ControllerContext
@@ -128,6 +133,45 @@ class ReassignmentHandler:
         elif not requested:
             self._remove_from_zk_reassignment(lambda tp, _: False)  # an empty list: nothing left to do
         return set(plan.to_start) - set(refused)
+
+    def process_api_partition_reassignment(
+        self, requested: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, reassign.ApiError | None]:
+        """Kafka's `processApiPartitionReassignment` (KIP-455): each partition's new target, or None to
+        cancel (its original replicas come back); a cancel of a partition not being reassigned is
+        NO_REASSIGNMENT_IN_PROGRESS. The latest request wins over `/admin/reassign_partitions`: the
+        partitions started leave the znode. Per partition None (done) or its error."""
+        ctx = self.context
+        results: dict[TopicPartition, reassign.ApiError | None] = {}
+        to_start: dict[TopicPartition, ReplicaAssignment] = {}
+        for tp, target in requested.items():
+            current = ctx.partition_full_replica_assignment(tp)
+            error = reassign.validate_replicas(target, current, ctx.live_broker_ids) if target is not None else None
+            if error is not None:
+                results[tp] = error
+            elif target is None and not current.is_being_reassigned:
+                results[tp] = reassign.ApiError(NoReassignmentInProgressError)
+            else:
+                to_start[tp] = current.reassign_to(target if target is not None else current.original_replicas)
+        self._remove_from_zk_reassignment(lambda tp, _: tp in to_start)
+        startable = {}
+        for tp, assignment in to_start.items():
+            if ctx.is_topic_queued_up_for_deletion(tp.topic) or not ctx.partition_full_replica_assignment(tp).replicas:
+                results[tp] = reassign.PARTITION_DOES_NOT_EXIST
+            else:
+                startable[tp] = assignment
+        results.update(dict.fromkeys(startable))
+        results.update(self.trigger_reassignments(startable))
+        return results
+
+    def list_partition_reassignments(
+        self, partitions: Sequence[TopicPartition] | None
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        """Kafka's `processListPartitionReassignments`: the partitions (asked, or all) being reassigned."""
+        ctx = self.context
+        asked = sorted(ctx.partitions_being_reassigned) if partitions is None else partitions
+        found = {tp: ctx.partition_full_replica_assignment(tp) for tp in asked}
+        return {tp: assignment for tp, assignment in found.items() if assignment.is_being_reassigned}
 
     def trigger_reassignments(
         self,

@@ -1,6 +1,6 @@
 """A local cluster: ZooKeeper plus N broker processes, each with its own directory under the state dir.
 
-    <state-dir>/cluster.yaml            zookeeper.connect, broker ids
+    <state-dir>/cluster.yaml            zookeeper.connect, broker ids, broker.overrides (given to every broker)
     <state-dir>/zookeeper/...           see `zookeeper.py` (only if this cluster started it)
     <state-dir>/brokers/<id>/broker.yaml, data/ (log.dirs), logs/ (state-change.log, server.log), broker.pid
 
@@ -11,6 +11,7 @@ they outlive the command that started them, and stop on SIGTERM (controlled shut
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,13 +24,25 @@ import yaml
 
 from kafkaops.cluster.common.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
-from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port, zookeeper_answers
+from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import TopicAssignment, TopicPartition
 
 
 class ClusterError(KafkaOpsError):
     pass
+
+
+def replicas_held(broker_id: int, assignments: Mapping[str, TopicAssignment]) -> list[TopicPartition]:
+    """The partitions ZooKeeper assigns to `broker_id`: as a replica, or as one a reassignment is adding."""
+    return [
+        TopicPartition(topic, partition)
+        for topic, assignment in sorted(assignments.items())
+        for partition, replicas in sorted(assignment.partitions.items())
+        if broker_id in replicas.replicas or broker_id in replicas.adding_replicas
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +62,11 @@ class ClusterStatus:
     controller_id: int | None
     controller_epoch: int | None
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """The registered brokers' addresses, as `--bootstrap-server` takes them (empty if none)."""
+        return ",".join(b.endpoint.split("://", 1)[-1] for b in self.brokers if b.registered and b.endpoint)
+
 
 @dataclasses.dataclass
 class LocalCluster:
@@ -61,17 +79,40 @@ class LocalCluster:
     def broker_dir(self, broker_id: int) -> Path:
         return self.state_dir / "brokers" / str(broker_id)
 
+    def exists(self) -> bool:
+        return self.config_file.exists()
+
     def load(self) -> dict[str, Any]:
         if not self.config_file.exists():
             raise UserError(f"No local cluster in {self.state_dir}: run `kafkaops cluster up` first")
         return yaml.safe_load(self.config_file.read_text()) or {}
 
+    def _save(self, zookeeper_connect: str, overrides: Mapping[str, Any] | None) -> None:
+        document: dict[str, Any] = {"zookeeper.connect": zookeeper_connect, "brokers": self.broker_ids()}
+        if overrides:
+            document["broker.overrides"] = dict(overrides)
+        self.config_file.write_text(yaml.safe_dump(document, sort_keys=False))
+
     @property
     def zookeeper_connect(self) -> str:
         return str(self.load()["zookeeper.connect"])
 
+    @property
+    def broker_overrides(self) -> dict[str, Any]:
+        """The broker settings `up` was given: every broker added later gets them too."""
+        return dict(self.load().get("broker.overrides") or {})
+
     def broker_ids(self) -> list[int]:
-        return sorted(int(b) for b in self.load().get("brokers", []))
+        """Every broker the state dir holds (a directory with a broker.yaml), whoever started it."""
+        brokers = self.state_dir / "brokers"
+        if not brokers.is_dir():
+            return []
+        return sorted(int(d.name) for d in brokers.iterdir() if d.name.isdigit() and (d / "broker.yaml").exists())
+
+    def owns_zookeeper(self) -> bool:
+        """Whether the cluster's ZooKeeper is the one `up` started in this state dir (not a `--zookeeper`)."""
+        local = LocalZooKeeper.from_state_dir(self.state_dir)
+        return self.zookeeper_connect.split("/", 1)[0] == local.connect_string and local.pid_file.parent.exists()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -83,26 +124,81 @@ class LocalCluster:
         racks: Mapping[int, str] | None = None,
         timeout_s: float = 60.0,
     ) -> ClusterStatus:
-        """Start ZooKeeper (unless given) and `brokers` brokers; wait until a controller is elected."""
+        """Start ZooKeeper (unless given) and the brokers: those the state dir holds (added ones included,
+        removed ones not), or ids 0..`brokers`-1 for a new cluster; wait until a controller is elected and
+        every one is registered."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.config_file.exists():
             existing = self.load()
             zookeeper_connect = zookeeper_connect or existing.get("zookeeper.connect")
+            broker_overrides = broker_overrides or existing.get("broker.overrides")
         if zookeeper_connect is None:
             zookeeper = LocalZooKeeper.from_state_dir(self.state_dir)
             if zookeeper.pid() is None:
                 zookeeper.port = free_port()
             zookeeper.start()
             zookeeper_connect = zookeeper.connect_string
-        ids = list(range(brokers))
-        self.config_file.write_text(
-            yaml.safe_dump({"zookeeper.connect": zookeeper_connect, "brokers": ids}, sort_keys=False)
-        )
+        ids = self.broker_ids() or list(range(brokers))
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
+        self._save(zookeeper_connect, broker_overrides)
+        for broker_id in ids:
             self.start_broker(broker_id, wait=False)
         self.wait_until(lambda s: s.controller_id is not None and all(b.registered for b in s.brokers), timeout_s)
         return self.status()
+
+    def add_broker(self, rack: str | None = None, broker_id: int | None = None, timeout_s: float = 30.0) -> int:
+        """Kafka's "Expanding your cluster": a new broker with a free port, its own dirs and the cluster's
+        ZooKeeper and broker settings, started and registered. Returns its id (by default one past the highest
+        id in the state dir or registered in ZooKeeper)."""
+        config = self.load()
+        connect = str(config["zookeeper.connect"])
+        status = self.status()
+        if not status.zookeeper_serving:
+            raise UserError(f"ZooKeeper {connect} is not answering: start the cluster with `kafkaops cluster up`")
+        known = {b.broker_id for b in status.brokers}
+        if broker_id is None:
+            broker_id = max(known, default=-1) + 1
+        elif broker_id < 0:
+            raise UserError(f"Broker id must be a non-negative number, not {broker_id}")
+        elif broker_id in self.broker_ids():
+            raise UserError(f"Broker {broker_id} is already part of the cluster in {self.state_dir}")
+        elif broker_id in known:
+            raise UserError(f"Broker {broker_id} is already registered in ZooKeeper {connect}")
+        self.write_broker_config(broker_id, connect, config.get("broker.overrides"), rack)
+        self._save(connect, config.get("broker.overrides"))
+        self.start_broker(broker_id, timeout_s=timeout_s)
+        return broker_id
+
+    def remove_broker(self, broker_id: int, timeout_s: float = 60.0) -> None:
+        """Kafka's "Decommissioning brokers", last step: stop a drained broker (controlled) and delete its dirs.
+
+        Raises UserError, changing nothing, while ZooKeeper still assigns it replicas (a reassignment adding
+        it included) or cannot be read."""
+        if broker_id not in self.broker_ids():
+            raise UserError(f"Broker {broker_id} is not part of the cluster in {self.state_dir}")
+        connect = self.zookeeper_connect
+        try:
+            with KafkaZkClient(connect, connection_timeout_ms=3000) as zk:
+                assignments = zk.get_topic_assignments(zk.get_all_topics())
+                pending = zk.get(znodes.ReassignPartitionsZNode.path())
+            # a reassignment written but not yet taken up by the controller may still move replicas onto it
+            targets = znodes.ReassignPartitionsZNode.decode(pending[0]) if pending is not None else {}
+        except KafkaOpsError as error:
+            raise UserError(
+                f"Cannot tell whether broker {broker_id} still holds replicas: ZooKeeper {connect}: {error}"
+            ) from None
+        held = sorted(set(replicas_held(broker_id, assignments)) | {tp for tp, r in targets.items() if broker_id in r})
+        if held:
+            shown = ",".join(str(tp) for tp in held[:10]) + (",..." if len(held) > 10 else "")
+            raise UserError(
+                f"Broker {broker_id} still holds replicas of {len(held)} partition(s) ({shown}): move them to other "
+                f"brokers first (reassign-partitions --generate with a --broker-list without {broker_id}, then "
+                "--execute and --verify)"
+            )
+        self.stop_broker(broker_id, timeout_s=timeout_s)
+        shutil.rmtree(self.broker_dir(broker_id))
+        self._save(connect, self.load().get("broker.overrides"))
 
     def write_broker_config(
         self, broker_id: int, zookeeper_connect: str, overrides: Mapping[str, Any] | None, rack: str | None
@@ -133,7 +229,10 @@ class LocalCluster:
         """Start one broker process (unless it runs); returns its pid."""
         directory = self.broker_dir(broker_id)
         if not (directory / "broker.yaml").exists():
-            raise UserError(f"Broker {broker_id} is not part of the cluster in {self.state_dir}")
+            raise UserError(
+                f"Broker {broker_id} is not part of the cluster in {self.state_dir}: add it with "
+                f"`kafkaops cluster add-broker --id {broker_id}`"
+            )
         running = self.broker_pid(broker_id)
         if running is not None:
             return running
@@ -153,6 +252,7 @@ class LocalCluster:
             self.wait_until(
                 lambda s: any(b.broker_id == broker_id and b.registered and b.broker_epoch != stale for b in s.brokers),
                 timeout_s,
+                (process, directory / "logs" / "server.out"),
             )
         return process.pid
 
@@ -165,13 +265,45 @@ class LocalCluster:
         (self.broker_dir(broker_id) / "broker.pid").unlink(missing_ok=True)
         return True
 
-    def down(self) -> None:
-        """Stop every broker (controlled), then the ZooKeeper this cluster started."""
-        for broker_id in self.broker_ids():
-            self.stop_broker(broker_id)
+    def down(self, timeout_s: float = 30.0) -> list[int]:
+        """Stop every broker the state dir holds, then the ZooKeeper this cluster started; returns the ids of
+        the brokers that were running.
+
+        No leader moves when everything stops: every broker gets SIGNAL_STOP_UNCONTROLLED at once and shuts down
+        cleanly (its controller component first, then its logs, checkpointed, then its session) without a
+        controlled shutdown. A controlled shutdown would hand each broker's leaderships to brokers that are
+        stopping too, and the last brokers, with nobody left to take over, can only retry and give up (Kafka's
+        "unclean shutdown" after `controlled.shutdown.max.retries`). ZooKeeper keeps the leaders and ISRs of the
+        moment, so the next `up` starts where this one stopped."""
+        running = {b: pid for b in self.broker_ids() if (pid := self.broker_pid(b)) is not None}
+        processes.stop_all(list(running.values()), SIGNAL_STOP_UNCONTROLLED, timeout_s)
+        for broker_id in running:
+            (self.broker_dir(broker_id) / "broker.pid").unlink(missing_ok=True)
         LocalZooKeeper.from_state_dir(self.state_dir).stop()
+        return sorted(running)
 
     # --- observation -------------------------------------------------------------------------
+
+    def running_zookeeper(self) -> str | None:
+        """The connect string of this state dir's ZooKeeper if it answers: the cluster's (cluster.yaml), else the
+        one `cluster zookeeper start` runs here (or the default port's); None if nothing answers."""
+        if self.config_file.exists():
+            connect = str(self.load().get("zookeeper.connect") or "")
+        else:
+            connect = LocalZooKeeper.from_state_dir(self.state_dir).connect_string
+        return connect if connect and zookeeper_answers(connect) else None
+
+    def running_bootstrap_servers(self) -> str | None:
+        """`host:port,...` of the brokers of this state dir whose process runs (their configured listeners)."""
+        addresses = []
+        for broker_id in self.broker_ids():
+            if self.broker_pid(broker_id) is None:
+                continue
+            config = yaml.safe_load((self.broker_dir(broker_id) / "broker.yaml").read_text()) or {}
+            listener = str(config.get("listeners", "")).split(",")[0]
+            if "://" in listener:
+                addresses.append(listener.split("://", 1)[1])
+        return ",".join(addresses) or None
 
     def broker_pid(self, broker_id: int) -> int | None:
         return processes.read_pid(self.broker_dir(broker_id) / "broker.pid")
@@ -201,12 +333,19 @@ class LocalCluster:
         )
         return ClusterStatus(connect, serving, brokers, controller, epoch[0] if epoch else None)
 
-    def wait_until(self, condition: Any, timeout_s: float) -> ClusterStatus:
+    def wait_until(
+        self, condition: Any, timeout_s: float, starting: tuple[subprocess.Popen[bytes], Path] | None = None
+    ) -> ClusterStatus:
+        """Poll `status()` until `condition` holds; with `starting` (a broker process and its output file),
+        fail at once if that process exits."""
         deadline = time.monotonic() + timeout_s
         while True:
             status = self.status()
             if condition(status):
                 return status
+            if starting is not None and starting[0].poll() is not None:
+                code = starting[0].returncode
+                raise ClusterError(f"The broker exited with code {code} while starting: see {starting[1]}")
             if time.monotonic() > deadline:
                 raise ClusterError(f"The local cluster did not get there within {timeout_s:.0f}s: {status}")
             time.sleep(0.2)

@@ -49,6 +49,19 @@ def stop(pid: int, sig: signal.Signals = signal.SIGTERM, timeout_s: float = 10.0
     raise OSError(f"process {pid} did not stop")
 
 
+def stop_all(pids: list[int], sig: signal.Signals, timeout_s: float = 30.0) -> None:
+    """Send `sig` to every process at once, wait up to `timeout_s` for all, then SIGKILL those left."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if alive(pid):
+            stop(pid, signal.SIGKILL)
+
+
 def raise_open_files_limit(wanted: int) -> int:
     """Raise RLIMIT_NOFILE (soft, and hard if allowed: root may) to `wanted`; returns the soft limit in effect.
 

@@ -61,6 +61,19 @@ def four_letter_word(host: str, port: int, word: str, timeout_s: float = 2.0) ->
         return None
 
 
+def zookeeper_answers(connect: str, timeout_s: float = 1.0) -> bool:
+    """Whether some server of a connect string (`host:port[,host:port...][/chroot]`) accepts a connection: a
+    quick look before a client waits its whole connection time-out for a server that is not there."""
+    for address in connect.split("/", 1)[0].split(","):
+        host, _, port = address.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))

@@ -39,6 +39,7 @@ from __future__ import annotations
 import bisect
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -80,10 +81,25 @@ from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, AppendedBatch,
 log = logging.getLogger(__name__)
 
 DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+_FUTURE_DIR = re.compile(r"(\S+)-(\S+)\.(\S+)-future")  # Kafka's FutureDirPattern
 
 
 def log_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
+
+
+def future_log_dir_name(topic: str, partition: int) -> str:
+    """Kafka's `logFutureDirName`: `<topic>-<partition>.<unique id>-future`, where a replica being moved to
+    another log dir grows until it replaces the current one."""
+    return f"{log_dir_name(topic, partition)}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def parse_future_log_dir_name(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a future log's directory name, or None if it is not one."""
+    if _FUTURE_DIR.fullmatch(name) is None:
+        return None
+    return parse_log_dir_name(name[: name.rindex(".")])
 
 
 def parse_log_dir_name(name: str) -> tuple[str, int] | None:
@@ -194,9 +210,9 @@ class Log:
         clock: Callable[[], float] = time.time,
         on_dir_failure: Callable[[LogDirFailureError], None] | None = None,
     ) -> None:
-        parsed = parse_log_dir_name(directory.name)
+        parsed = parse_log_dir_name(directory.name) or parse_future_log_dir_name(directory.name)
         if parsed is None:
-            raise ValueError(f"{directory} is not named <topic>-<partition>")
+            raise ValueError(f"{directory} is not named <topic>-<partition> or <topic>-<partition>.<id>-future")
         self.topic, self.partition = parsed
         self.directory = directory
         self.parent_dir = directory.parent  # its log dir (Kafka's parentDir), compared for every log, often
@@ -274,6 +290,11 @@ class Log:
     @property
     def offline(self) -> bool:
         return self._failure is not None
+
+    @property
+    def is_future(self) -> bool:
+        """Whether this is a future log: a copy growing in another log dir, to replace the current one."""
+        return self.directory.name.endswith(FUTURE_DIR_SUFFIX)
 
     # --- loading and recovery --------------------------------------------------------------------------
 
@@ -787,6 +808,19 @@ class Log:
                         segment.close_handles()
             except OSError as exc:
                 raise self._fail("close", exc) from exc
+
+    def rename_dir(self, name: str) -> Path:
+        """Rename the partition directory within its log dir (Kafka's `renameDir`: a future log becoming
+        the current one, a replaced log making way for deletion); the open files stay open. Returns the
+        new directory."""
+        with self._lock, self._io("rename"):
+            renamed = self.directory.with_name(name)
+            os.rename(self.directory, renamed)
+            fsync_path(self.parent_dir)
+            self.directory = renamed
+            for segment in self._segments:
+                segment.update_parent_dir(renamed)
+            return renamed
 
     def delete(self) -> None:
         """Delete the whole partition directory: renamed to `<topic>-<partition>.<id>-delete` first, so a

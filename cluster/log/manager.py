@@ -8,6 +8,7 @@
         log-start-offset-checkpoint         log start offsets above the first segment's base
         <topic>-<partition>/                one Log each
         <topic>-<partition>.<id>-delete/    a deletion interrupted by a crash: removed on start
+        <topic>-<partition>.<id>-future/    a replica being moved here from another log dir (a future log)
 
 `startup` locks each dir, reads its checkpoints and opens every partition directory in it: without the
 clean-shutdown marker, each log recovers from its recovery point. Unreadable checkpoints are not fatal,
@@ -25,6 +26,14 @@ jobs skip it, new logs go elsewhere, and shutdown leaves it without the clean ma
 recovers it. A dir that cannot be opened at start is offline from the start; if every dir is, startup
 raises LogDirFailureError. LogDirLockedError when another process holds a dir's lock is always fatal.
 
+Moving a replica between log dirs (KIP-113, AlterReplicaLogDirs): the broker asks for a future log in the
+target dir (`get_or_create_future_log`), fills it from the current log, then `replace_current_with_future_log`
+renames the current dir to `...-delete` and the future dir to `<topic>-<partition>`: a crash in between
+leaves a future log without a current one, which `startup` makes the current log (Kafka 2.8 renames the
+future dir first, and a crash then leaves two current dirs, which its startup refuses). A target dir named
+before the partition exists here is remembered (`maybe_update_preferred_log_dir`) and used when it is
+created.
+
 Thread-safe: a lock guards the map of logs; work on the logs themselves runs outside it, under each
 log's own lock.
 """
@@ -37,10 +46,18 @@ import os
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from kafkaops.cluster.common.errors import LogDirFailureError, LogDirLockedError, LogError, MalformedCheckpointError
+from kafkaops.cluster.common.errors import (
+    InvalidConfigurationError,
+    LogDirFailureError,
+    LogDirLockedError,
+    LogDirNotFoundError,
+    LogError,
+    MalformedCheckpointError,
+)
 
 from .checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
@@ -53,7 +70,14 @@ from .checkpoints import (
     write_checkpoint,
 )
 from .config import LogConfig
-from .log import DELETE_DIR_SUFFIX, Log, log_dir_name, parse_log_dir_name
+from .log import (
+    DELETE_DIR_SUFFIX,
+    Log,
+    future_log_dir_name,
+    log_dir_name,
+    parse_future_log_dir_name,
+    parse_log_dir_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +106,10 @@ class LogManager:
             raise ValueError("At least one log directory must be given")
         self.log_dirs = [Path(directory) for directory in log_dirs]
         self.default_config = default_config if default_config is not None else LogConfig()
+        self._topic_overrides = {topic: dict(overrides) for topic, overrides in (topic_configs or {}).items()}
         self._topic_configs = {
             topic: LogConfig.from_mapping(overrides, self.default_config)
-            for topic, overrides in (topic_configs or {}).items()
+            for topic, overrides in self._topic_overrides.items()
         }
         self._clock = clock
         self._on_dir_offline = on_dir_offline
@@ -93,6 +118,8 @@ class LogManager:
         # all through the same `<file>.tmp`: one writer at a time, or a rename finds its temp file gone.
         self._checkpoint_lock = threading.Lock()
         self._logs: dict[TopicPartition, Log] = {}
+        self._future_logs: dict[TopicPartition, Log] = {}
+        self._preferred_dirs: dict[TopicPartition, Path] = {}
         self._offline: set[Path] = set()
         self._dir_locks: dict[Path, int] = {}
 
@@ -109,6 +136,11 @@ class LogManager:
                 self._take_offline(directory, failure)  # with any logs it loaded before failing
         if len(self._offline) == len(self.log_dirs):
             raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory could be loaded")
+        if self._offline:
+            return  # the current log of a future one may be in the offline dir: leave both as they are
+        for tp in [tp for tp in self._future_logs if tp not in self._logs]:
+            log.warning("%s has a future log and no current log (a move was interrupted): promoting it", tp)
+            self._promote_future_log(tp)
 
     def _load_dir(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -135,12 +167,16 @@ class LogManager:
                 shutil.rmtree(child)
                 continue
             key = parse_log_dir_name(child.name)
+            logs = self._logs
+            if key is None:
+                key = parse_future_log_dir_name(child.name)
+                logs = self._future_logs
             if key is None:
                 log.warning("Ignoring %s: not a <topic>-<partition> directory", child)
                 continue
-            if key in self._logs:
-                raise LogError(f"Duplicate log directories for {child.name}: {self._logs[key].directory}, {child}")
-            self._logs[key] = Log(
+            if key in logs:
+                raise LogError(f"Duplicate log directories for {child.name}: {logs[key].directory}, {child}")
+            logs[key] = Log(
                 child,
                 self.config_for(key[0]),
                 log_start_offset=log_starts.get(key, 0),
@@ -174,7 +210,7 @@ class LogManager:
             except LogDirFailureError:
                 continue
         self.checkpoint_recovery_points()
-        for entry in self.logs.values():
+        for entry in self._all_logs():
             try:
                 entry.close()
             except LogDirFailureError:
@@ -209,12 +245,19 @@ class LogManager:
             return self._logs.get((topic, partition))
 
     def get_or_create_log(self, topic: str, partition: int) -> Log:
-        """The partition's log, created in the online dir holding the fewest logs if there is none (Kafka's
-        `nextLogDirs`). Raises LogDirFailureError when no dir is online or the new log cannot be made."""
+        """The partition's log, created if there is none: in its preferred dir if AlterReplicaLogDirs named
+        one, else in the online dir holding the fewest logs (Kafka's `nextLogDirs`). Raises
+        LogDirFailureError when no dir is online (or the preferred one is not) or the new log cannot be made."""
         with self._lock:
             existing = self._logs.get((topic, partition))
             if existing is not None:
                 return existing
+            preferred = self._preferred_dirs.get((topic, partition))
+            if preferred is not None:
+                created = self._create_log(preferred, log_dir_name(topic, partition), topic)
+                self._logs[(topic, partition)] = created
+                del self._preferred_dirs[(topic, partition)]  # satisfied
+                return created
             online = self.online_dirs
             if not online:
                 raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory is online")
@@ -226,14 +269,128 @@ class LogManager:
                     if entry.parent_dir in counts:
                         counts[entry.parent_dir] += 1
                 directory = min(online, key=counts.__getitem__)
-            created = Log(
-                directory / log_dir_name(topic, partition),
-                self.config_for(topic),
-                clock=self._clock,
-                on_dir_failure=self._dir_failed,
-            )
+            created = self._create_log(directory, log_dir_name(topic, partition), topic)
             self._logs[(topic, partition)] = created
             return created
+
+    def _create_log(self, directory: Path, name: str, topic: str) -> Log:
+        if directory in self._offline:
+            raise LogDirFailureError(str(directory), "the log directory is offline")
+        return Log(directory / name, self.config_for(topic), clock=self._clock, on_dir_failure=self._dir_failed)
+
+    # --- moving replicas between log dirs --------------------------------------------------------------
+
+    def log_dir(self, path: str | os.PathLike[str]) -> Path:
+        """The configured log dir `path` names (compared as absolute paths, as Kafka's `isLogDirOnline`).
+        Raises LogDirNotFoundError if it is not one of `log.dirs`."""
+        wanted = os.path.abspath(path)
+        for directory in self.log_dirs:
+            if os.path.abspath(directory) == wanted:
+                return directory
+        raise LogDirNotFoundError(f"Log dir {path} is not found in the config.")
+
+    def is_log_dir_online(self, path: str | os.PathLike[str]) -> bool:
+        """Raises LogDirNotFoundError if `path` is not one of `log.dirs`."""
+        return self.log_dir(path) not in self._offline
+
+    def get_future_log(self, topic: str, partition: int) -> Log | None:
+        with self._lock:
+            return self._future_logs.get((topic, partition))
+
+    @property
+    def future_logs(self) -> dict[TopicPartition, Log]:
+        with self._lock:
+            return dict(self._future_logs)
+
+    def maybe_update_preferred_log_dir(self, topic: str, partition: int, directory: Path) -> None:
+        """Remember `directory` for the partition's log (Kafka's `maybeUpdatePreferredLogDir`), unless its
+        current or future log is there already."""
+        tp = (topic, partition)
+        with self._lock:
+            current, future = self._logs.get(tp), self._future_logs.get(tp)
+            if not any(entry is not None and entry.parent_dir == directory for entry in (current, future)):
+                self._preferred_dirs[tp] = directory
+
+    def get_or_create_future_log(self, topic: str, partition: int) -> Log:
+        """The partition's future log, created in its preferred dir if there is none (Kafka's
+        `getOrCreateLog(isFuture = true)`). Raises LogError without a current log or a preferred dir other
+        than the current log's, LogDirFailureError if that dir is offline."""
+        tp = (topic, partition)
+        with self._lock:
+            existing = self._future_logs.get(tp)
+            if existing is not None:
+                return existing
+            current, preferred = self._logs.get(tp), self._preferred_dirs.get(tp)
+            if current is None or preferred is None:
+                raise LogError(
+                    f"Can not create the future log for {topic}-{partition} without a current log and a "
+                    "preferred log directory"
+                )
+            if current.parent_dir == preferred:
+                raise LogError(
+                    f"Can not create the future log for {topic}-{partition} in the current log directory of "
+                    "this partition"
+                )
+            created = self._create_log(preferred, future_log_dir_name(topic, partition), topic)
+            self._future_logs[tp] = created
+            del self._preferred_dirs[tp]
+            return created
+
+    def remove_future_log(self, topic: str, partition: int, *, delete: bool = True) -> bool:
+        """Delete the partition's future log (a move abandoned or redirected), or only forget it (its dir
+        failed: it is left for the next start to find); False if there was none. Raises LogDirFailureError
+        if its dir failed while deleting."""
+        with self._lock:
+            doomed = self._future_logs.pop((topic, partition), None)
+        if doomed is None:
+            return False
+        if not delete:
+            return True
+        doomed.delete()
+        self._write_recovery_checkpoints(doomed.parent_dir)
+        return True
+
+    def replace_current_with_future_log(self, topic: str, partition: int) -> Path:
+        """The future log becomes the partition's log (Kafka's `replaceCurrentWithFutureLog`): the current
+        log's dir is renamed `...-delete` and closed, the future dir renamed `<topic>-<partition>`, and both
+        dirs' checkpoints rewritten. Returns the renamed old dir, for the caller to delete (off the
+        broker's loop: it may be large). The caller holds off appends to both logs meanwhile. Raises
+        LogError without both logs, LogDirFailureError if either dir fails."""
+        tp = (topic, partition)
+        with self._lock:
+            source, destination = self._logs.get(tp), self._future_logs.get(tp)
+            if source is None or destination is None:
+                raise LogError(f"{topic}-{partition} has no current and future log to swap")
+            doomed = source.rename_dir(f"{source.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            source.close()
+            del self._logs[tp]
+            self._promote_future_log(tp)
+        destination.update_high_watermark(source.high_watermark)
+        for directory in (source.parent_dir, destination.parent_dir):
+            if directory not in self._offline:
+                self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+                self._write_recovery_checkpoints(directory)
+        log.info("The current replica is successfully replaced with the future replica for %s-%s", topic, partition)
+        return doomed
+
+    def _promote_future_log(self, tp: TopicPartition) -> None:
+        """Called under the lock (or at startup)."""
+        future = self._future_logs.pop(tp)
+        future.rename_dir(log_dir_name(*tp))
+        self._logs[tp] = future
+
+    def checkpoint_log_start_offsets(self, directory: Path) -> None:
+        """Write one dir's `log-start-offset-checkpoint` (and recovery points) now: a DeleteRecords must
+        survive a crash, not only a clean shutdown."""
+        if directory not in self._offline:
+            self._write_recovery_checkpoints(directory)
+
+    def logs_by_dir(self) -> dict[Path, list[Log]]:
+        """Every configured dir and its current and future logs (for DescribeLogDirs)."""
+        grouped: dict[Path, list[Log]] = {directory: [] for directory in self.log_dirs}
+        for entry in self._all_logs():
+            grouped.setdefault(entry.parent_dir, []).append(entry)
+        return grouped
 
     def delete_log(self, topic: str, partition: int) -> bool:
         """Delete the partition's log and its checkpoint entries; False if there was none. Raises
@@ -256,6 +413,14 @@ class LogManager:
         for tp in partitions:
             with self._lock:
                 doomed = self._logs.pop(tp, None)
+                future = self._future_logs.pop(tp, None)
+                self._preferred_dirs.pop(tp, None)
+            if future is not None:
+                try:
+                    future.delete()
+                    directories.add(future.parent_dir)
+                except LogDirFailureError:
+                    pass  # its dir is offline now; the current log goes on regardless
             if doomed is None:
                 continue
             try:
@@ -270,9 +435,13 @@ class LogManager:
             self._write_recovery_checkpoints(directory)
         return outcome
 
-    def _logs_in(self, directory: Path) -> list[Log]:
+    def _all_logs(self) -> list[Log]:
+        """Current and future logs (Kafka's `allLogs`)."""
         with self._lock:
-            return [entry for entry in self._logs.values() if entry.parent_dir == directory]
+            return [*self._logs.values(), *self._future_logs.values()]
+
+    def _logs_in(self, directory: Path) -> list[Log]:
+        return [entry for entry in self._all_logs() if entry.parent_dir == directory]
 
     # --- configs ---------------------------------------------------------------------------------------
 
@@ -285,16 +454,36 @@ class LogManager:
         config = LogConfig.from_mapping(overrides, self.default_config)
         with self._lock:
             self._topic_configs[topic] = config
-            affected = [entry for (name, _), entry in self._logs.items() if name == topic]
+            self._topic_overrides[topic] = dict(overrides)
+            affected = [
+                entry for logs in (self._logs, self._future_logs) for (name, _), entry in logs.items() if name == topic
+            ]
         for entry in affected:
             entry.update_config(config)
         return config
 
+    def set_default_config(self, default_config: LogConfig) -> None:
+        """New topic defaults (a dynamic broker config change, Kafka's `DynamicLogConfig`): every log takes
+        them at once, under its topic's overrides."""
+        with self._lock:
+            self.default_config = default_config
+            for topic, overrides in self._topic_overrides.items():
+                try:
+                    self._topic_configs[topic] = LogConfig.from_mapping(overrides, default_config)
+                except InvalidConfigurationError:
+                    continue  # an override the broker already refused: the topic keeps what it had
+            affected = [
+                (entry, self.config_for(name))
+                for logs in (self._logs, self._future_logs)
+                for (name, _), entry in logs.items()
+            ]
+        for entry, config in affected:
+            entry.update_config(config)
+
     # --- periodic work ---------------------------------------------------------------------------------
 
     def _online_logs(self) -> list[Log]:
-        with self._lock:
-            return [entry for entry in self._logs.values() if entry.parent_dir not in self._offline]
+        return [entry for entry in self._all_logs() if entry.parent_dir not in self._offline]
 
     def cleanup_logs(self) -> int:
         """Apply retention to every online log; returns the number of segments deleted."""
@@ -302,8 +491,8 @@ class LogManager:
         for entry in self._online_logs():
             try:
                 deleted += entry.delete_old_segments()
-            except LogDirFailureError:
-                continue  # the dir is offline now; the other dirs carry on
+            except LogError:
+                continue  # its dir is offline now (the other dirs carry on), or it was deleted or replaced
         return deleted
 
     def flush_logs(self) -> None:
@@ -312,8 +501,8 @@ class LogManager:
         for entry in self._online_logs():
             try:
                 entry.flush(entry.active_segment_base_offset)
-            except LogDirFailureError:
-                continue
+            except LogError:
+                continue  # as in cleanup_logs
 
     def checkpoint_high_watermarks(self) -> None:
         """Write each online dir's `replication-offset-checkpoint`."""
@@ -364,6 +553,6 @@ class LogManager:
         self._offline.add(directory)
         if newly and self._on_dir_offline is not None:
             self._on_dir_offline(directory)  # must not block: it may run under a log's lock
-        for entry in list(self._logs.values()):
+        for entry in [*self._logs.values(), *self._future_logs.values()]:
             if entry.parent_dir == directory:
                 entry.mark_offline(failure)

@@ -424,6 +424,12 @@ class LogSegment:
         self.offset_index.close()
         self.time_index.close()
 
+    def update_parent_dir(self, directory: Path) -> None:
+        """The partition directory was renamed: the files keep their names in it."""
+        self.log_path = directory / self.log_path.name
+        self.offset_index.path = directory / self.offset_index.path.name
+        self.time_index.path = directory / self.time_index.path.name
+
     def delete(self) -> None:
         self._close_log()
         self.offset_index.delete()

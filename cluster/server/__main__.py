@@ -1,5 +1,9 @@
 """`python -m kafkaops.cluster.server --config broker.yaml`: run one broker process (the broker and its
-controller candidate) until SIGTERM (controlled shutdown) or SIGINT; SIGKILL is the hard path."""
+controller candidate) until SIGTERM (controlled shutdown) or SIGINT; SIGKILL is the hard path.
+
+SIGUSR1 stops it cleanly without a controlled shutdown (logs checkpointed and closed, the session closed, no
+leaderships handed over): the local cluster's `down` sends it to every broker at once, since a controlled
+shutdown asks brokers that are stopping too to take over, and the last ones can only fail and retry."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import threading
 
 from kafkaops.cluster.broker.config import load_broker_config
 from kafkaops.cluster.common.errors import KafkaOpsError
+from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
 from kafkaops.cluster.server.kafka_server import KafkaServer
 
 
@@ -22,6 +27,17 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)", stream=sys.stderr
     )
     logging.getLogger("kazoo").setLevel(logging.WARNING)
+    # installed before start-up, so a stop asked for while the broker starts is honoured once it has started
+    stop = threading.Event()
+    controlled = [True]
+
+    def stop_without_controlled_shutdown(*_: object) -> None:
+        controlled[0] = False
+        stop.set()
+
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(SIGNAL_STOP_UNCONTROLLED, stop_without_controlled_shutdown)
     try:
         config = load_broker_config(args.config)
         server = KafkaServer(config)
@@ -29,11 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     except KafkaOpsError as error:
         sys.stderr.write(f"kafkaops broker: {error}\n")
         return 1
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     stop.wait()
-    server.shutdown(controlled=True)
+    server.shutdown(controlled=controlled[0])
     return 0
 
 

@@ -30,13 +30,16 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.socket_server import SocketServer
+from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
 from kafkaops.cluster.log import LogConfig, LogManager
@@ -110,6 +113,18 @@ class KafkaServer:
             self.clock,
         )
         self.controller = self._controller_candidate()
+        self.dynamic_config = DynamicBrokerConfig(self.config)
+        self.dynamic_config.add_reconfigurable(self._reconfigure)
+        self.admin_manager = ZkAdminManager(
+            self.broker_id,
+            self.zk,
+            self.metadata_cache,
+            self.dynamic_config,
+            lambda: self.controller.is_active,
+            default_num_partitions=self.config.num_partitions,
+            default_replication_factor=self.config.default_replication_factor,
+            delete_topic_enable=self.config.delete_topic_enable,
+        )
         self.apis = KafkaApis(
             self.broker_id,
             self.cluster_id,
@@ -118,13 +133,29 @@ class KafkaServer:
             self.metadata_cache,
             self.controller,
             lambda: self.broker_epoch,
+            self.admin_manager,
+            QuotaManagers.create(
+                self.replica_manager.now_ms,
+                self.config.quota_window_num,
+                self.config.quota_window_size_seconds,
+                self.config.quota_producer_default,
+                self.config.quota_consumer_default,
+            ),
         )
         self.socket_server = SocketServer(self.config, self.apis)
         self._loop_thread.start()
         self.endpoints = self._run(self.socket_server.startup())
         self._listening = True
         self._loop.call_soon_threadsafe(self.replica_manager.start_background_tasks)
-        DynamicConfigManager(self.broker_id, self.zk, self.replica_manager, self._loop, self._stopped.is_set).startup()
+        DynamicConfigManager(
+            self.broker_id,
+            self.zk,
+            self.replica_manager,
+            self._loop,
+            self._stopped.is_set,
+            self.dynamic_config,
+            self.apis.quotas,
+        ).startup()
         self.broker_epoch = self._register_waiting_for_stale_session()
         # Requests are processed only from here on (Kafka binds early but starts its request processors
         # after registering): a broker still waiting out its predecessor's session must not tell clients
@@ -151,6 +182,19 @@ class KafkaServer:
             self.state_change_log,
             self.clock,
         )
+
+    def _reconfigure(self, dynamic: DynamicBrokerConfig) -> None:
+        """New dynamic broker configs (on the thread that read them): the replica manager and the logs take
+        theirs on the loop, the controller its own through its event queue."""
+        overrides = dynamic.dynamic_overrides()
+        try:
+            log_defaults: LogConfig | None = LogConfig.from_mapping(dynamic.log_defaults())
+        except KafkaOpsError as error:
+            log.error("Ignoring invalid dynamic log configs: %s", error)
+            log_defaults = None
+        self._loop.call_soon_threadsafe(self.replica_manager.apply_broker_config, overrides, log_defaults)
+        unclean = dynamic.current().get("unclean.leader.election.enable", "false").strip().lower() == "true"
+        self.controller.set_unclean_leader_election_enable(unclean)
 
     def _log_dir_offline(self, directory: Path) -> None:
         """The log manager lost a dir (on whatever thread found it): the replica manager acts on the loop."""
@@ -186,6 +230,8 @@ class KafkaServer:
         if self._controller_started:
             with contextlib.suppress(Exception):
                 self.controller.shutdown()
+        if self._listening:
+            self._loop.call_soon_threadsafe(self.admin_manager.shutdown)
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())

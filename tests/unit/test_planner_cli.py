@@ -192,7 +192,7 @@ BAD_INPUT = [
      "Error: Partition replica lists may not contain duplicate entries: orders-0 contains multiple entries for 1"),
     (("--current", '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1]},{"topic":"orders","partition":0,"replicas":[2]}]}'),
      "Error: Partition reassignment contains duplicate topic partitions: orders-0"),
-    (("--current", "{"), "Error: The input string is not a valid JSON"),
+    (("--current", "{"), 'Error: Unexpected end-of-input: expected close marker for Object (start marker at [Source: (String)"{"; line: 1, column: 1])\n at [Source: (String)"{"; line: 1, column: 2]'),
     (("--extra", "--broker-racks", "1:a,2:a,3:b"), "Error: Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information."),
     (("--extra", "--batch-size", "0"), "Error: --batch-size must be a positive number of partitions, not 0"),
     (("--extra", "--stats-json", "/no/such/dir/stats.json"), "Error: Cannot write /no/such/dir/stats.json: no such directory /no/such/dir"),

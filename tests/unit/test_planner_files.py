@@ -103,8 +103,12 @@ def test_reassignment_json_log_dirs():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "The input string shouldn't be empty"),
-        ("{", "The input string is not a valid JSON"),
+        ("", "The input string shouldn't be empty\n at [Source: UNKNOWN; line: -1, column: -1]"),
+        (
+            "{",
+            "Unexpected end-of-input: expected close marker for Object (start marker at "
+            '[Source: (String)"{"; line: 1, column: 1])\n at [Source: (String)"{"; line: 1, column: 2]',
+        ),
         ('{"version":2}', "Not supported version field value 2"),
         ('{"partitions":[{"topic":"foo","partition":0}]}', "No such field exists: `replicas`"),
         (
