@@ -52,6 +52,7 @@ from kafkaops.cluster.broker.requests import (
     ProduceRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    valid_api_versions_request,
 )
 from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
@@ -272,6 +273,10 @@ class KafkaApis:
         no transactions, so a transactional id is refused."""
         request = InitProducerIdRequest.from_wire(body)
         unavailable = errors.CoordinatorNotAvailableError.code
+        if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
+            # v3+ (KIP-360): an id without an epoch or the reverse, as Kafka 2.8's KafkaApis refuses it; with
+            # both, a producer without a transactional id just gets a new id (TransactionCoordinator)
+            return responses.init_producer_id_response(errors.InvalidRequestError.code)
         if request.transactional_id is not None:
             return responses.init_producer_id_response(unavailable)
         producer_id = await self.producer_ids.generate_producer_id()
@@ -313,10 +318,15 @@ class KafkaApis:
     # --- metadata ------------------------------------------------------------------------------------------
 
     async def handle_api_versions_request(self, header: RequestHeader, body: Body) -> Response:
+        if not valid_api_versions_request(body, header.api_version):
+            return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
-        request = MetadataRequest.from_wire(body, header.api_version)
+        try:
+            request = MetadataRequest.from_wire(body, header.api_version)
+        except errors.InvalidRequestError as error:
+            return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
         brokers = cache.alive_brokers()
         names = cache.topics() if request.topics is None else request.topics

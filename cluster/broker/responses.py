@@ -82,6 +82,8 @@ class FetchPartitionResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     records: Buffer = b""
+    diverging_epoch: tuple[int, int] | None = None
+    """Fetch v12: (epoch, end offset) of the leader's log where the fetcher's last fetched epoch diverges."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,10 @@ class FetchResult:
     """A session error (FETCH_SESSION_ID_NOT_FOUND, ...): then there are no partitions."""
     session_id: int
     partitions: Sequence[FetchPartitionResult]
+
+
+def _epoch_end_offset(epoch: int, end_offset: int) -> Body:
+    return {"epoch": epoch, "end_offset": end_offset}
 
 
 def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
@@ -105,6 +111,7 @@ def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
                 "aborted_transactions": [],
                 "preferred_read_replica": -1,
                 "record_set": r.records,
+                **({} if r.diverging_epoch is None else {"diverging_epoch": _epoch_end_offset(*r.diverging_epoch)}),
             }
             for r in result.partitions
         ),
@@ -262,7 +269,14 @@ def find_coordinator_response(error_code: int, message: str) -> Body:
     }
 
 
+def api_versions_error(error_code: int) -> Body:
+    """Kafka's `ApiVersionsRequest.getErrorResponse`: the error alone, no API listed."""
+    return {"error_code": error_code, "api_keys": [], "throttle_time_ms": 0}
+
+
 def api_versions_response(served: Iterable[ApiKey]) -> Body:
+    """Every API this broker serves with the versions we speak (v3's tagged feature fields stay empty:
+    no feature versioning in ZooKeeper mode without `/feature`)."""
     return {
         "error_code": 0,
         "api_keys": [
@@ -273,13 +287,31 @@ def api_versions_response(served: Iterable[ApiKey]) -> Body:
     }
 
 
+def metadata_error_response(requested: Sequence[Body] | None, error_code: int) -> Body:
+    """Kafka's `MetadataRequest.getErrorResponse`: every requested topic with the error, no broker."""
+    return {
+        "brokers": [],
+        "topics": [
+            {
+                "error_code": error_code,
+                "name": topic["name"] or "",  # the response's name is not nullable
+                "topic_id": topic["topic_id"],
+                "is_internal": False,
+                "partitions": [],
+            }
+            for topic in requested or []
+        ],
+    }
+
+
 def metadata_response(
     brokers: Sequence[CachedBroker],
     topics: Iterable[tuple[str, Mapping[int, UpdateMetadataPartitionState] | None]],
     cluster_id: str | None,
     controller_id: int | None,
 ) -> Body:
-    """A Metadata response body (any version 0-8: the codec drops what a version lacks), from the cache's
+    """A Metadata response body (any version 0-11: the codec drops what a version lacks; topic ids stay the
+    zero UUID, as our controller's UpdateMetadata v5 carries none), from the cache's
     brokers and partition states (None: a topic the cache does not know).
 
     Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive
