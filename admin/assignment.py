@@ -345,5 +345,3 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
 
 def _join(values: Iterable[object], sep: str = ", ") -> str:
     return sep.join(map(str, values))
-
-

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafkaops.admin.kafka_client import BrokerNode, KafkaClient, parse_bootstrap_servers
-from kafkaops.admin.kafka_client.connection import NotSent
+from kafkaops.admin.kafka_client.connection import CLIENT_SOFTWARE, NotSent
 from kafkaops.admin.kafka_client.node_api_versions import VersionRange, node_text
 from kafkaops.cluster.common.errors import AdminOperationError, KafkaProtocolError, NetworkExceptionError, from_code
 from kafkaops.cluster.protocol.schemas import ApiKey
@@ -43,7 +43,7 @@ def list_all_broker_version_info(client: KafkaClient, bootstrap_servers: str) ->
 
 def _broker_versions(client: KafkaClient, node: BrokerNode) -> BrokerVersionInfo:
     try:
-        _, answer = client.broker_request(node.node_id, ApiKey.API_VERSIONS, {})
+        _, answer = client.broker_request(node.node_id, ApiKey.API_VERSIONS, CLIENT_SOFTWARE)  # KIP-511: v3 names it
         if answer["error_code"]:
             raise from_code(answer["error_code"])
     except NotSent as unsent:

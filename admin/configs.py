@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kafkaops.admin.client_quotas import refuse_scram_credentials, validate_quota_config
 from kafkaops.admin.config_def import (
     BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING,
     validate_broker_config,
@@ -31,14 +32,22 @@ from kafkaops.cluster.common.errors import (
 )
 from kafkaops.cluster.common.jvm_text import java_string_hash, properties_order, scala_immutable_set
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
+from kafkaops.cluster.zk.znodes import (
+    DEFAULT_ENTITY_NAME,
+    ConfigType,
+    desanitize_entity_name,
+    sanitize_entity_name,
+    user_client_entity_path,
+)
 
-SUPPORTED_ENTITY_TYPES = (ConfigType.TOPIC, ConfigType.BROKER)
+SUPPORTED_ENTITY_TYPES = (ConfigType.TOPIC, ConfigType.BROKER, ConfigType.USER, ConfigType.CLIENT)
+_QUOTA_ENTITY_TYPES = (ConfigType.USER, ConfigType.CLIENT)
 
 
 @dataclasses.dataclass(frozen=True)
 class ConfigEntity:
-    """One config entity; `name` None means every entity of the type (describe only)."""
+    """One config entity; `name` None means every entity of the type (describe only). Users' and
+    clients' names are sanitized (`Sanitizer`), as their znodes are named."""
 
     entity_type: str
     name: str | None
@@ -52,7 +61,54 @@ class ConfigEntity:
             return self.entity_type
         if self.name == DEFAULT_ENTITY_NAME:
             return f"default {type_name}"
-        return f"{type_name} '{self.name}'"
+        name = desanitize_entity_name(self.name) if self.entity_type in _QUOTA_ENTITY_TYPES else self.name
+        return f"{type_name} '{name}'"
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientQuotaConfigEntity(ConfigEntity):
+    """Kafka's `ConfigCommand.ConfigEntity` of a users or clients root and, for <user, client-id>
+    quotas, a clients child (`/config/users/<user>/clients/<client-id>`)."""
+
+    child: ConfigEntity | None = None
+
+    @property
+    def full_sanitized_name(self) -> str:
+        """The entity's path under its root type's znode (`alice/clients/c1`); names must be set."""
+        if self.child is None:
+            return self.name or ""
+        return user_client_entity_path(self.name or "", self.child.name)
+
+    @property
+    def validated_as_user(self) -> bool:
+        """A named user alone takes `DynamicConfig.User`'s names; any other quota entity the client ones."""
+        return self.entity_type == ConfigType.USER and self.name != DEFAULT_ENTITY_NAME and self.child is None
+
+    def __str__(self) -> str:
+        root = ConfigEntity.__str__(self)
+        return root if self.child is None else f"{root}, {self.child}"
+
+
+def parse_client_quota_entity(types: Sequence[str], names: Sequence[str], alter: bool) -> ClientQuotaConfigEntity:
+    """`ConfigCommand.parseClientQuotaEntity`: `types` are users and/or clients (checked before), `names`
+    the `--entity-name` values in command-line order with "" for each `--entity-default`."""
+    if alter and len(names) != len(types):
+        raise InvalidArgumentError(
+            "--entity-name or --entity-default must be specified with each --entity-type for --alter"
+        )
+    reverse = len(types) == 2 and types[0] == ConfigType.CLIENT
+    ordered_types = list(reversed(types)) if reverse else list(types)
+    ordered_names = iter(list(reversed(names)) if reverse and len(names) == 2 else names)
+
+    def entity(entity_type: str) -> ConfigEntity:
+        name = next(ordered_names, None)
+        if name is None:
+            return ConfigEntity(entity_type, None)
+        return ConfigEntity(entity_type, sanitize_entity_name(name) if name else DEFAULT_ENTITY_NAME)
+
+    root = entity(ordered_types[0])
+    child = entity(ordered_types[1]) if len(ordered_types) > 1 else None
+    return ClientQuotaConfigEntity(root.entity_type, root.name, child)
 
 
 def parse_add_config(text: str) -> dict[str, str]:
@@ -116,12 +172,16 @@ class AlterConfigResult:
 def alter_config(
     zk: KafkaZkClient, entity: ConfigEntity, add: Mapping[str, str], delete: Sequence[str]
 ) -> AlterConfigResult:
-    """`ConfigCommand.alterConfigWithZk` + `AdminZkClient.changeConfigs` for a topic or a broker."""
+    """`ConfigCommand.alterConfigWithZk` + `AdminZkClient.changeConfigs` for a topic, a broker, or a
+    user / client / <user, client-id> quota entity."""
     if entity.name is None:
         raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity.entity_type}")
     if entity.entity_type == ConfigType.BROKER:
         _check_brokers_not_running(zk, entity, add)
-    current, version = zk.get_entity_config(entity.entity_type, entity.name)
+    if isinstance(entity, ClientQuotaConfigEntity):
+        refuse_scram_credentials(add)
+    path = entity.full_sanitized_name if isinstance(entity, ClientQuotaConfigEntity) else entity.name
+    current, version = zk.get_entity_config(entity.entity_type, path)
     missing = [key for key in delete if key not in current]
     if missing:
         raise InvalidConfigurationError(f"Invalid config(s): {','.join(missing)}")
@@ -156,12 +216,15 @@ def change_configs(
         if not zk.topic_exists(entity.name):
             raise UnknownTopicOrPartitionError(f"Topic '{entity.name}' does not exist.", named=False)
         validate_topic_config(config)
+    elif isinstance(entity, ClientQuotaConfigEntity):
+        validate_quota_config(config, entity.validated_as_user)
     else:
         per_broker = entity.name != DEFAULT_ENTITY_NAME or default_may_set_per_broker_configs
         validate_broker_config(config, per_broker=per_broker)
     if validate_only:
         return AlterConfigResult(entity, dict(config), "")
-    notification = zk.set_entity_config_and_notify(entity.entity_type, entity.name, config, expected_version)
+    path = entity.full_sanitized_name if isinstance(entity, ClientQuotaConfigEntity) else entity.name
+    notification = zk.set_entity_config_and_notify(entity.entity_type, path, config, expected_version)
     return AlterConfigResult(entity, dict(config), notification)
 
 
@@ -256,6 +319,8 @@ class EntityConfig:
 
 def describe_configs(zk: KafkaZkClient, entity: ConfigEntity) -> list[EntityConfig]:
     """`describeConfigWithZk`: one entity, or every entity of the type that has a config znode."""
+    if isinstance(entity, ClientQuotaConfigEntity):
+        return _describe_client_quota_configs(zk, entity)
     names = [entity.name] if entity.name is not None else zk.get_all_entities(entity.entity_type)
     configs = zk.get_entity_configs(entity.entity_type, names)
     return [
@@ -264,4 +329,38 @@ def describe_configs(zk: KafkaZkClient, entity: ConfigEntity) -> list[EntityConf
             tuple((k, configs[name][k]) for k in properties_order(configs[name])),
         )
         for name in names
+    ]
+
+
+def _describe_client_quota_configs(zk: KafkaZkClient, entity: ClientQuotaConfigEntity) -> list[EntityConfig]:
+    """Kafka's `ConfigEntity.getAllEntities`: a named entity, or every root (and, with a clients child
+    without a name, every child of each root) that has a config znode. Listing every user leaves out the
+    users whose znode only holds <user, client-id> quotas."""
+    entities = _all_quota_entities(zk, entity)
+    configs = zk.get_entity_configs(entity.entity_type, [e.full_sanitized_name for e in entities])
+    describe_all_users = entity.entity_type == ConfigType.USER and entity.name is None and entity.child is None
+    described = []
+    for each in entities:
+        config = configs[each.full_sanitized_name]
+        if config or not describe_all_users:
+            described.append(EntityConfig(each, tuple((k, config[k]) for k in properties_order(config))))
+    return described
+
+
+def _all_quota_entities(zk: KafkaZkClient, entity: ClientQuotaConfigEntity) -> list[ClientQuotaConfigEntity]:
+    child = entity.child
+    if entity.name is None:
+        roots = [dataclasses.replace(entity, name=name) for name in zk.get_all_entities(entity.entity_type)]
+        if child is None:
+            return roots
+        return [
+            e
+            for root in roots
+            for e in _all_quota_entities(zk, dataclasses.replace(root, child=ConfigEntity(child.entity_type, None)))
+        ]
+    if child is None or child.name is not None:
+        return [entity]
+    return [
+        dataclasses.replace(entity, child=ConfigEntity(child.entity_type, name))
+        for name in zk.get_user_client_entities(entity.name)
     ]

@@ -409,19 +409,19 @@ def elect_leaders_via_broker(
     """An ElectLeaders request (v1+: election type) to the controller through `bootstrap_server`;
     `partitions` None asks for every partition (Kafka sends null). Each partition's error code maps to
     its `errors` class (`for_code(code)(message)`), None for NONE. Any broker may be
-    asked: ours forward ElectLeaders to the controller. `admin_config` (Kafka's admin client properties)
-    has nothing our client needs; it is accepted and ignored.
+    asked: ours forward ElectLeaders to the controller. `admin_config` is Kafka's admin client properties
+    file (`client_config`: client.id, request.timeout.ms, ...; security.protocol PLAINTEXT only).
 
     Raises NetworkExceptionError when no broker answers, RequestTimedOutError (Kafka's "Timeout waiting
     for election results") when the controller does not answer in time."""
-    from kafkaops.admin.kafka_client import KafkaClient  # the wire client, only for this path
+    # the wire client, only for this path
+    from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
 
     requested = None if partitions is None else list(partitions.items)
-    with KafkaClient(bootstrap_server, client_id="kafkaops-leader-election", request_timeout_ms=30000) as client:
+    config = read_command_config(admin_config, "kafkaops-leader-election")
+    with open_admin_client(bootstrap_server, config) as client:
         try:
-            answers = client.elect_leaders(
-                election_type, requested, timeout_ms=int(timeout_s * 1000)
-            )
+            answers = client.elect_leaders(election_type, requested, timeout_ms=int(timeout_s * 1000))
         except RequestTimedOutError as error:
             raise RequestTimedOutError(TIMEOUT_MESSAGE) from error
     return ElectionResult(
@@ -431,5 +431,3 @@ def elect_leaders_via_broker(
             for tp, (code, message) in answers.items()
         },
     )
-
-

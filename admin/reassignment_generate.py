@@ -69,6 +69,8 @@ PlanEngine = Callable[[Mapping[Key, Sequence[int]], Sequence[int], Mapping[int, 
 seed) -> plan, as `admin.planner.plan_balanced` without partition sizes."""
 
 ZooKeeperSession = Callable[[], AbstractContextManager[KafkaZkClient]]
+ClusterReader = Callable[[list[str]], files.ClusterView]
+"""The registered brokers and the current assignment of the topics to move, read some other way."""
 """Opens the cluster's ZooKeeper (only when the current assignment is not read from a file)."""
 
 
@@ -118,12 +120,16 @@ class _Inputs:
 
 
 def generate_reassignment(
-    request: GenerateRequest, zookeeper: ZooKeeperSession, spark: PlanEngine | None = None
+    request: GenerateRequest,
+    zookeeper: ZooKeeperSession,
+    spark: PlanEngine | None = None,
+    cluster_reader: ClusterReader | None = None,
 ) -> GenerateResult:
     """Plan the reassignment of the topics to move onto the listed brokers, report it, and write the
     batch files and `--stats-json` asked for.
 
-    `zookeeper` is opened only without a current-assignment file; `spark` runs the balanced strategy
+    `zookeeper` is opened only without a current-assignment file and without `cluster_reader` (the
+    brokers and assignments read over the Admin API, `--bootstrap-server`); `spark` runs the balanced strategy
     when `request.engine` is `spark` (a ValueError if it is missing: a caller's mistake).
     Raises InvalidArgumentError, AdminOperationError, UnknownTopicOrPartitionError and
     InvalidReplicationFactorError with Kafka's texts, before anything is written; what `spark` raises.
@@ -134,8 +140,11 @@ def generate_reassignment(
         targets = files.target_brokers(inputs.brokers, None, request.rack_aware, inputs.offline_racks)
         all_racks = {b: r for b, r in targets.items() if r is not None}
     else:
-        with zookeeper() as zk:
-            view = files.read_cluster(zk, inputs.topics)
+        if cluster_reader is not None:
+            view = cluster_reader(inputs.topics)
+        else:
+            with zookeeper() as zk:
+                view = files.read_cluster(zk, inputs.topics)
         current = files.select_current(view.assignment, inputs.topics)
         targets = files.target_brokers(inputs.brokers, view.brokers, request.rack_aware)
         all_racks = {b: r for b, r in view.brokers.items() if r is not None and request.rack_aware}

@@ -34,6 +34,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkaops.admin import configs as admin_configs
 from kafkaops.admin.config_def import validate_broker_config, validate_topic_config
+from kafkaops.admin.kafka_client.log_dirs import TopicPartitionReplica
 from kafkaops.admin.kafka_text import topic_partition_hash
 from kafkaops.admin.reassignment import ReassignmentEntry, check_reassignment_entries
 from kafkaops.admin.topics import validate_topic_name
@@ -284,6 +285,7 @@ class ExecutePlan:
     throttle: int
     log_dir_throttle: int
     additional: bool
+    log_dir_moves: Mapping[TopicPartitionReplica, str] = dataclasses.field(default_factory=dict)  # Admin API path
 
     @property
     def started(self) -> list[TopicPartition]:
@@ -418,6 +420,7 @@ class VerifyResult:
     states: dict[TopicPartition, PartitionState]  # sorted by (topic, partition)
     ongoing: bool  # any reassignment active anywhere in the cluster
     cleared: ClearedThrottles | None  # None: throttles kept (something ongoing, or --preserve-throttles)
+    move_lines: tuple[str, ...] = ()  # Kafka's log-dir move report (the Admin API path prints one)
 
     @property
     def failed(self) -> list[TopicPartition]:
@@ -544,10 +547,28 @@ def watch_reassignment(
 ) -> Iterator[ReassignmentProgress]:
     """Poll the file's partitions until none is in progress or `timeout_s` passes (None: no limit),
     yielding a snapshot per poll; the last one is done, or has `timed_out` set."""
+    return watch_progress(
+        lambda elapsed: read_progress(zk, targets, elapsed),
+        timeout_s=timeout_s,
+        interval_s=interval_s,
+        clock=clock,
+        sleep=sleep,
+    )
+
+
+def watch_progress(
+    read: Callable[[float], ReassignmentProgress],
+    *,
+    timeout_s: float | None = None,
+    interval_s: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[ReassignmentProgress]:
+    """`watch_reassignment` over any reader of the progress (ZooKeeper, or the Admin API)."""
     start = clock()
     while True:
         elapsed = clock() - start
-        progress = read_progress(zk, targets, elapsed)
+        progress = read(elapsed)
         if progress.done:
             yield progress
             return
@@ -566,6 +587,7 @@ def watch_reassignment(
 class CancelResult:
     cancelled: dict[TopicPartition, tuple[int, ...]]  # partition -> the original replicas it goes back to
     cleared: ClearedThrottles | None
+    move_lines: tuple[str, ...] = ()  # log-dir moves started back to their current dirs (Admin API path)
 
 
 def cancel_reassignment(

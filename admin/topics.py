@@ -416,6 +416,7 @@ class PartitionDescription:
     marked_for_deletion: bool
     min_isr: int
     leader_live: bool
+    show_reassignment: bool = False  # the Admin API path prints the adding/removing replicas
 
     @property
     def replication_factor(self) -> int:

@@ -53,7 +53,7 @@ def _main(
 
 
 app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
-app.command("configs")(configs.configs_command)
+app.command("configs", cls=configs.ConfigsCommand)(configs.configs_command)
 app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
 app.command("reassign-partitions")(reassign_partitions.reassign_partitions_command)
 app.command("preferred-replica-election")(preferred_replica_election.preferred_replica_election_command)

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.admin.kafka_client.client_config import AdminClientConfig, open_admin_client, read_command_config
 from kafkaops.cluster.common.errors import InvalidArgumentError, UserError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.acls import DigestCredentials
@@ -28,10 +30,22 @@ ZookeeperOption = Annotated[
 BootstrapServerOption = Annotated[
     str | None,
     typer.Option(
-        "--bootstrap-server", metavar="<server>", help="Not available: kafkaops works through ZooKeeper.", hidden=True
+        "--bootstrap-server",
+        metavar="<server to connect to>",
+        help="The Kafka server(s) to connect to, host:port[,host:port...]: the tool then speaks the Admin API "
+        "(any Kafka broker 2.4+, or ours) instead of writing to ZooKeeper.",
     ),
 ]
-CommandConfigOption = Annotated[str | None, typer.Option("--command-config", hidden=True)]
+CommandConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--command-config",
+        metavar="<command config property file>",
+        help="Property file containing configs to be passed to Admin Client (client.id, request.timeout.ms, "
+        "default.api.timeout.ms, retries, retry.backoff.ms; security.protocol PLAINTEXT). "
+        "Used only with --bootstrap-server.",
+    ),
+]
 StateDirOption = Annotated[
     Path | None,
     typer.Option(
@@ -42,13 +56,24 @@ StateDirOption = Annotated[
     ),
 ]
 
+ONLY_ONE_CONNECTION = "Only one of --bootstrap-server or --zookeeper must be specified"
 
-def refuse_bootstrap_server(command: str, alternatives: str = "") -> InvalidArgumentError:
-    """Kafka's AdminClient mode has no equivalent here: every kafkaops tool works through ZooKeeper."""
-    return InvalidArgumentError(
-        f"kafkaops {command} works through ZooKeeper: use --zookeeper (or leave it out for the local cluster"
-        f"{alternatives}) instead of --bootstrap-server"
-    )
+
+def check_connection(zookeeper_connect: str | None, bootstrap_server: str | None) -> None:
+    """Kafka's tools refuse both connections at once (`--zookeeper` may still default when neither is given)."""
+    if zookeeper_connect is not None and bootstrap_server is not None:
+        raise InvalidArgumentError(ONLY_ONE_CONNECTION)
+
+
+@contextmanager
+def admin_client(
+    bootstrap_server: str, command_config: str | Path | None, default_client_id: str
+) -> Iterator[tuple[KafkaClient, AdminClientConfig]]:
+    """A client on `--bootstrap-server` configured by `--command-config`, closed on exit, with its
+    settings (the admin calls' timeouts). Raises InvalidArgumentError for a bad file or server list."""
+    config = read_command_config(command_config, default_client_id)
+    with open_admin_client(bootstrap_server, config) as client:
+        yield client, config
 
 
 ENV_ZOOKEEPER = "KAFKAOPS_ZOOKEEPER"

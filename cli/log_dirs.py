@@ -14,9 +14,9 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import log_dirs
-from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client import KafkaClient
 from kafkaops.admin.kafka_client import log_dirs as calls
+from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
 from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors, print_lines
 from kafkaops.cluster.common.errors import UsageError
@@ -31,13 +31,7 @@ DEFAULT_CLIENT_ID = "log-dirs-tool"
 
 def admin_client(bootstrap_server: str, command_config: Path | None, client_id: str) -> KafkaClient:
     """A client configured as Kafka's tools configure their admin client from `--command-config`."""
-    props = load_properties(command_config) if command_config is not None else {}
-    timeout = props.get("request.timeout.ms")
-    return KafkaClient(
-        bootstrap_server,
-        client_id=props.get("client.id", client_id),
-        request_timeout_ms=java_parse_int(timeout) if timeout is not None else 30000,
-    )
+    return open_admin_client(bootstrap_server, read_command_config(command_config, client_id))
 
 
 @kafka_errors()

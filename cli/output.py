@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.cluster.common.errors import KafkaOpsError, UsageError, UserError
 
@@ -39,6 +40,15 @@ def fail(message: str, *, usage: str | None = None) -> typer.Exit:
     return typer.Exit(code=1)
 
 
+def usage_text(ctx: typer.Context) -> str:
+    """What follows a usage error's message: the whole help when the command was given nothing (as Kafka
+    prints it), else the usage line and where the help is, so that Kafka's one-line message stays
+    visible (the whole help, which Kafka's printUsageAndDie prints, buries it under a hundred lines)."""
+    if all(ctx.get_parameter_source(name) in (ParameterSource.DEFAULT, None) for name in ctx.params):
+        return ctx.get_help()
+    return f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help."
+
+
 def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
     """Map kafkaops errors raised by a command to Kafka's text on stderr and exit code 1.
 
@@ -55,7 +65,7 @@ def kafka_errors(prefix: str = "", json_key: str = "error") -> Callable[[F], F]:
                 return command(*args, **kwargs)
             except UsageError as error:
                 ctx = kwargs.get("ctx")  # commands that print their usage on errors take `ctx: typer.Context`
-                raise fail(str(error), usage=ctx.get_help() if ctx is not None else None) from None
+                raise fail(str(error), usage=usage_text(ctx) if ctx is not None else None) from None
             except (UserError, KafkaOpsError) as error:
                 if kwargs.get("output") == OutputFormat.json:
                     sys.stdout.write(json.dumps({json_key: str(error)}) + "\n")

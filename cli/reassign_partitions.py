@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -34,8 +35,11 @@ from rich.table import Table
 from rich.text import Text
 
 from kafkaops.admin import reassignment as files
+from kafkaops.admin import reassignment_admin_ops as admin_ops
 from kafkaops.admin import reassignment_ops as ops
+from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.planner import Key, Plan, PlanReport, Spread
+from kafkaops.admin.reassignment import ReassignmentEntry
 from kafkaops.admin.reassignment_generate import (
     DEFAULT_BATCH_PREFIX,
     Engine,
@@ -50,7 +54,7 @@ from kafkaops.cli.common import (
     CommandConfigOption,
     StateDirOption,
     ZookeeperOption,
-    refuse_bootstrap_server,
+    admin_client,
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, fail, kafka_errors, print_json, print_lines
@@ -61,6 +65,7 @@ from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 DESCRIPTION = "This tool helps to move topic partitions between replicas."
 ERROR_PREFIX = "Error: "
 ACTIONS = ("generate", "execute", "verify", "cancel", "list")
+CLIENT_ID = "reassign-partitions-tool"
 EXACTLY_ONE_ACTION = "Command must include exactly one action: --generate, --execute, --verify, --cancel, --list"
 
 # Kafka 2.8 `validateAndParseArgs`: what each action needs and what it accepts. Our own options are
@@ -97,9 +102,13 @@ PERMITTED = {
         "timeout",
         "zookeeper",
     ),
-    "cancel": ("bootstrap-server", "command-config", "preserve-throttles", "timeout"),
-    "list": ("bootstrap-server", "command-config"),
+    # --zookeeper also with --cancel and --list (beyond Kafka 2.8, which needs --bootstrap-server there)
+    "cancel": ("bootstrap-server", "command-config", "preserve-throttles", "timeout", "zookeeper"),
+    "list": ("bootstrap-server", "command-config", "zookeeper"),
 }
+BOOTSTRAP_ONLY = ("command-config",)
+"""Options Kafka 2.8 takes with --bootstrap-server only that have no meaning through ZooKeeper here
+(`--additional`, `--cancel`, `--list`, `--timeout` and the log-dir throttle work both ways)."""
 
 MAX_BROKER_ROWS = 64
 """The stderr report lists every broker up to this many; beyond, the per-broker table is in --stats-json."""
@@ -125,6 +134,10 @@ def check_args(given: Sequence[str]) -> str:
         permitted = name in PERMITTED[action] or (action, name) == ("verify", "timeout") and "wait" in given
         if name != action and name not in REQUIRED[action] and not permitted:
             raise UsageError(f'Option "[{name}]" can\'t be used with action "[{action}]"')
+    if "bootstrap-server" not in given:
+        for name in BOOTSTRAP_ONLY:
+            if name in given:
+                raise InvalidArgumentError(f'You must specify --bootstrap-server when using "[{name}]"')
     return action
 
 
@@ -247,13 +260,25 @@ def _generate(
     master: str | None,
     conf: Sequence[str],
     output: OutputFormat,
+    bootstrap_server: str | None = None,
+    command_config: str | None = None,
     state: Path | None = None,
 ) -> None:
     """--generate: check our options, plan (admin.reassignment_generate), print Kafka's two documents on
-    stdout and the plan report on stderr, or one JSON document."""
+    stdout and the plan report on stderr, or one JSON document. With --bootstrap-server the brokers and
+    the current assignment are read over the Admin API (Metadata)."""
     _check_generate_options(request, zookeeper_connect, master, conf)
     spark = _spark_engine(master, conf) if request.engine is Engine.spark else None
-    result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect, state), spark)
+    if bootstrap_server is not None and request.current_assignment_json_file is None:
+        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
+            result = generate_reassignment(
+                request,
+                lambda: zookeeper(zookeeper_connect, state),
+                spark,
+                cluster_reader=lambda topics: admin_ops.read_cluster(client, topics),
+            )
+    else:
+        result = generate_reassignment(request, lambda: zookeeper(zookeeper_connect, state), spark)
     if output is OutputFormat.json:
         print_json(
             {
@@ -300,6 +325,8 @@ WAIT_FAILED = "Partition reassignment did not reach its target replicas for: {}"
 WAIT_TIMED_OUT = "Timed out after {} ms waiting for partition reassignment of: {}"
 EXIT_TIMED_OUT = 3
 WAIT_INTERVAL_S = 1.0
+DEFAULT_EXECUTE_TIMEOUT_MS = 10000
+"""--timeout of --execute and --cancel: how long log-dir moves may take to start (Kafka's default)."""
 
 
 def _plural(items: Sequence[object]) -> str:
@@ -356,7 +383,7 @@ def cleared_lines(cleared: ops.ClearedThrottles | None) -> list[str]:
 def cancel_lines(result: ops.CancelResult) -> list[str]:
     cancelled = sorted(result.cancelled)
     first = CANCELLED.format(_plural(cancelled), _partitions_text(cancelled)) if cancelled else NONE_ACTIVE
-    return [first, NO_MOVES_ACTIVE, *cleared_lines(result.cleared)]
+    return [first, *(result.move_lines or [NO_MOVES_ACTIVE]), *cleared_lines(result.cleared)]
 
 
 def list_lines(active: Mapping[TopicPartition, ReplicaAssignment]) -> list[str]:
@@ -469,13 +496,85 @@ def progress_table(progress: ops.ReassignmentProgress) -> Group:
     return Group(header, table)
 
 
+class _ZooKeeperActions:
+    """The actions through ZooKeeper intents (`admin.reassignment_ops`)."""
+
+    def __init__(self, zk: KafkaZkClient) -> None:
+        self.zk = zk
+
+    def plan_execute(self, entries: Sequence[ReassignmentEntry], **kwargs: Any) -> ops.ExecutePlan:
+        return ops.plan_execute(self.zk, entries, **kwargs)
+
+    def apply_execute(self, plan: ops.ExecutePlan, timeout_ms: int) -> list[str]:
+        ops.apply_execute(self.zk, plan)
+        return []
+
+    def verify(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.VerifyResult:
+        return ops.verify_reassignment(self.zk, entries, preserve_throttles=preserve_throttles)
+
+    def refuse_log_dirs(self, entries: Sequence[ReassignmentEntry]) -> None:
+        ops.refuse_log_dirs(entries)
+
+    def read_progress(
+        self, targets: Mapping[TopicPartition, Sequence[int]], elapsed: float
+    ) -> ops.ReassignmentProgress:
+        return ops.read_progress(self.zk, targets, elapsed)
+
+    def cancel(
+        self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool, timeout_ms: int
+    ) -> ops.CancelResult:
+        return ops.cancel_reassignment(self.zk, entries, preserve_throttles=preserve_throttles)
+
+    def list(self) -> dict[TopicPartition, ReplicaAssignment]:
+        return ops.list_reassignments(self.zk)
+
+
+class _AdminActions:
+    """The actions through the Admin API (`admin.reassignment_admin_ops`)."""
+
+    def __init__(self, client: KafkaClient) -> None:
+        self.client = client
+
+    def plan_execute(self, entries: Sequence[ReassignmentEntry], **kwargs: Any) -> ops.ExecutePlan:
+        return admin_ops.plan_execute(self.client, entries, **kwargs)
+
+    def apply_execute(self, plan: ops.ExecutePlan, timeout_ms: int) -> list[str]:
+        return admin_ops.apply_execute(self.client, plan, timeout_ms)
+
+    def verify(self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool) -> ops.VerifyResult:
+        return admin_ops.verify_reassignment(self.client, entries, preserve_throttles=preserve_throttles)
+
+    def refuse_log_dirs(self, entries: Sequence[ReassignmentEntry]) -> None:
+        """The Admin API moves replicas between log dirs."""
+
+    def read_progress(
+        self, targets: Mapping[TopicPartition, Sequence[int]], elapsed: float
+    ) -> ops.ReassignmentProgress:
+        return admin_ops.read_progress(self.client, targets, elapsed)
+
+    def cancel(
+        self, entries: Sequence[ReassignmentEntry], preserve_throttles: bool, timeout_ms: int
+    ) -> ops.CancelResult:
+        return admin_ops.cancel_reassignment(
+            self.client, entries, preserve_throttles=preserve_throttles, timeout_ms=timeout_ms
+        )
+
+    def list(self) -> dict[TopicPartition, ReplicaAssignment]:
+        return admin_ops.list_reassignments(self.client)
+
+
+_Actions = _ZooKeeperActions | _AdminActions
+
+
 def _wait(
-    zk: KafkaZkClient, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, output: OutputFormat
+    actions: _Actions, targets: Mapping[TopicPartition, Sequence[int]], timeout_ms: int | None, output: OutputFormat
 ) -> ops.ReassignmentProgress:
     """Poll until done or timed out, showing progress: a live table on a terminal, a line per change when
     stdout is a pipe or a file, nothing with --output json (stdout is one JSON document)."""
-    snapshots = ops.watch_reassignment(
-        zk, targets, timeout_s=None if timeout_ms is None else timeout_ms / 1000, interval_s=WAIT_INTERVAL_S
+    snapshots = ops.watch_progress(
+        lambda elapsed: actions.read_progress(targets, elapsed),
+        timeout_s=None if timeout_ms is None else timeout_ms / 1000,
+        interval_s=WAIT_INTERVAL_S,
     )
     last: ops.ReassignmentProgress | None = None
     if output is OutputFormat.json:
@@ -493,7 +592,7 @@ def _wait(
                     shown[row.partition] = line
                     sys.stdout.write(line + "\n")
             sys.stdout.flush()
-    assert last is not None  # watch_reassignment yields at least once
+    assert last is not None  # watch_progress yields at least once
     return last
 
 
@@ -504,10 +603,23 @@ def _print(text: bool, lines: list[str], document: Any) -> None:
         print_json(document)
 
 
+@contextmanager
+def _actions(
+    zookeeper_connect: str | None, bootstrap_server: str | None, command_config: str | None, state: Path | None
+) -> Iterator[_Actions]:
+    """The Admin API with --bootstrap-server (Kafka ignores --zookeeper then), else ZooKeeper."""
+    if bootstrap_server is not None:
+        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
+            yield _AdminActions(client)
+    else:
+        with zookeeper(zookeeper_connect, state) as zk:
+            yield _ZooKeeperActions(zk)
+
+
 def _run_action(
     action: str,
-    zookeeper_connect: str | None,
-    reassignment_json_file: str | None,
+    actions: _Actions,
+    entries: Sequence[ReassignmentEntry],
     *,
     additional: bool,
     throttle: int | None,
@@ -516,50 +628,45 @@ def _run_action(
     wait: bool,
     timeout: int | None,
     output: OutputFormat,
-    state: Path | None = None,
 ) -> None:
-    """--execute, --verify, --cancel, --list: read the file, call admin, print Kafka's text or JSON."""
-    entries = []
-    if action != "list":
-        entries = files.parse_reassignment_json(read_input_file(reassignment_json_file or "", "reassignment file"))
+    """--execute, --verify, --cancel, --list: call admin, print Kafka's text or JSON."""
     text = output is OutputFormat.text
-    with zookeeper(zookeeper_connect, state) as zk:
-        if action == "execute":
-            plan = ops.plan_execute(
-                zk,
-                entries,
-                additional=additional,
-                throttle=ops.NO_THROTTLE if throttle is None else throttle,
-                log_dir_throttle=ops.NO_THROTTLE if log_dir_throttle is None else log_dir_throttle,
-            )
-            if text:
-                print_lines(execute_lines_before(plan))
-                sys.stdout.flush()
-            ops.apply_execute(zk, plan)
-            _print(text, execute_lines_after(plan), execute_document(plan))
-        elif action == "verify":
-            progress = None
-            if wait:
-                ops.refuse_log_dirs(entries)  # before waiting, as a plain --verify checks first
-                progress = _wait(zk, ops.targets_of(entries), timeout, output)
-            result = ops.verify_reassignment(zk, entries, preserve_throttles=preserve_throttles)
-            _print(
-                text, [*status_lines(result.states), *cleared_lines(result.cleared)], verify_document(result, progress)
-            )
-            if progress is not None:
-                sys.stdout.flush()
-                if result.failed:
-                    raise fail(WAIT_FAILED.format(_partitions_text(result.failed)))
-                if result.in_progress:
-                    waited = timeout if timeout is not None else round(progress.elapsed_s * 1000)
-                    sys.stderr.write(WAIT_TIMED_OUT.format(waited, _partitions_text(result.in_progress)) + "\n")
-                    raise typer.Exit(EXIT_TIMED_OUT)
-        elif action == "cancel":
-            cancelled = ops.cancel_reassignment(zk, entries, preserve_throttles=preserve_throttles)
-            _print(text, cancel_lines(cancelled), cancel_document(cancelled))
-        else:
-            active = ops.list_reassignments(zk)
-            _print(text, list_lines(active), list_document(active))
+    if action == "execute":
+        plan = actions.plan_execute(
+            entries,
+            additional=additional,
+            throttle=ops.NO_THROTTLE if throttle is None else throttle,
+            log_dir_throttle=ops.NO_THROTTLE if log_dir_throttle is None else log_dir_throttle,
+        )
+        if text:
+            print_lines(execute_lines_before(plan))
+            sys.stdout.flush()
+        moves = actions.apply_execute(plan, DEFAULT_EXECUTE_TIMEOUT_MS if timeout is None else timeout)
+        _print(text, [*execute_lines_after(plan), *moves], execute_document(plan))
+    elif action == "verify":
+        progress = None
+        if wait:
+            actions.refuse_log_dirs(entries)  # before waiting, as a plain --verify checks first
+            progress = _wait(actions, ops.targets_of(entries), timeout, output)
+        result = actions.verify(entries, preserve_throttles)
+        lines = [*status_lines(result.states), *result.move_lines, *cleared_lines(result.cleared)]
+        _print(text, lines, verify_document(result, progress))
+        if progress is not None:
+            sys.stdout.flush()
+            if result.failed:
+                raise fail(WAIT_FAILED.format(_partitions_text(result.failed)))
+            if result.in_progress:
+                waited = timeout if timeout is not None else round(progress.elapsed_s * 1000)
+                sys.stderr.write(WAIT_TIMED_OUT.format(waited, _partitions_text(result.in_progress)) + "\n")
+                raise typer.Exit(EXIT_TIMED_OUT)
+    elif action == "cancel":
+        cancelled = actions.cancel(
+            entries, preserve_throttles, DEFAULT_EXECUTE_TIMEOUT_MS if timeout is None else timeout
+        )
+        _print(text, cancel_lines(cancelled), cancel_document(cancelled))
+    else:
+        active = actions.list()
+        _print(text, list_lines(active), list_document(active))
 
 
 @kafka_errors(ERROR_PREFIX)
@@ -778,29 +885,30 @@ def reassign_partitions_command(
     given = [name for name, value in values.items() if not (value is None or value is False or value == [])]
     action = check_args(given)
     if action != "generate":
-        if bootstrap_server is not None:
-            raise refuse_bootstrap_server("reassign-partitions")
+        entries = []
+        if action != "list":  # the file is read before any connection is made, as Kafka does
+            entries = files.parse_reassignment_json(read_input_file(reassignment_json_file or "", "reassignment file"))
         try:
-            _run_action(
-                action,
-                zookeeper_connect,
-                reassignment_json_file,
-                additional=additional,
-                throttle=throttle,
-                log_dir_throttle=replica_alter_log_dirs_throttle,
-                preserve_throttles=preserve_throttles,
-                wait=wait,
-                timeout=timeout,
-                output=output,
-                state=state,
-            )
+            with _actions(zookeeper_connect, bootstrap_server, command_config, state) as actions:
+                _run_action(
+                    action,
+                    actions,
+                    entries,
+                    additional=additional,
+                    throttle=throttle,
+                    log_dir_throttle=replica_alter_log_dirs_throttle,
+                    preserve_throttles=preserve_throttles,
+                    wait=wait,
+                    timeout=timeout,
+                    output=output,
+                )
         except TerseReassignmentFailure as error:  # Kafka prints these without its "Error: "
             if output is OutputFormat.json:
                 sys.stdout.write(json.dumps({"error": str(error)}) + "\n")
             raise fail(str(error)) from None
         return
-    if bootstrap_server is not None:
-        raise refuse_bootstrap_server("reassign-partitions", ", or plan offline with --current-assignment-json-file")
+    if bootstrap_server is not None and current_assignment_json_file is not None:
+        raise InvalidArgumentError("--current-assignment-json-file plans offline: leave out --bootstrap-server")
     request = GenerateRequest(
         broker_list=broker_list or "",
         topics_to_move_json_file=topics_to_move_json_file or "",
@@ -815,4 +923,4 @@ def reassign_partitions_command(
         batch_size=batch_size,
         batch_prefix=batch_prefix,
     )
-    _generate(request, zookeeper_connect, master, conf or [], output, state)
+    _generate(request, zookeeper_connect, master, conf or [], output, bootstrap_server, command_config, state)

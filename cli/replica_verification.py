@@ -19,6 +19,7 @@ Beyond Kafka:
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -27,7 +28,8 @@ import typer
 from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import replica_verification as rv
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
+from kafkaops.cli.common import CommandConfigOption, StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json
 from kafkaops.cluster.common import log4j
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
@@ -186,6 +188,15 @@ def replica_verification_command(
             help="REQUIRED: The list of hostname and port of the server to connect to.",
         ),
     ] = None,
+    bootstrap_server: Annotated[
+        str | None,
+        typer.Option(
+            "--bootstrap-server",
+            metavar="<String: hostname:port,...,hostname:port>",
+            help="The same as --broker-list (beyond Kafka 2.8, so that every tool takes --bootstrap-server).",
+        ),
+    ] = None,
+    command_config: CommandConfigOption = None,
     fetch_size: Annotated[
         int,
         typer.Option("--fetch-size", metavar="<Integer: bytes>", help="The fetch size of each request."),
@@ -231,9 +242,15 @@ def replica_verification_command(
     """Validate that all replicas for a set of topics have the same data."""
     if all(ctx.get_parameter_source(name) in (ParameterSource.DEFAULT, None) for name in ctx.params):
         raise UsageError(DESCRIPTION)
-    broker_list = broker_list or optional_bootstrap_server(state, "--broker-list")
+    if broker_list is not None and bootstrap_server is not None:
+        raise UsageError("Only one of --broker-list or --bootstrap-server must be specified")
+    broker_list = broker_list or bootstrap_server or optional_bootstrap_server(state, "--broker-list")
     if broker_list is None:
         raise UsageError('Missing required argument "[broker-list]"')
+    client_factory = None
+    if command_config is not None:
+        config = read_command_config(command_config, rv.CLIENT_ID)
+        client_factory = functools.partial(open_admin_client, config=config)
     if output is OutputFormat.json and not once:
         raise InvalidArgumentError("--output json needs --once: the continuous verification prints Kafka's lines")
     verifier = rv.ReplicaVerifier(
@@ -242,6 +259,7 @@ def replica_verification_command(
         fetch_size=fetch_size,
         max_wait_ms=max_wait_ms,
         initial_offset_time=time_,
+        client_factory=client_factory,
     )
     # SIGTERM exits 143 through the handler cli/app.py's main() installs for every command
     try:

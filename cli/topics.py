@@ -8,13 +8,17 @@ from typing import Annotated
 import typer
 
 from kafkaops.admin import topics as admin_topics
+from kafkaops.admin import topics_admin_ops
 from kafkaops.admin.assignment import parse_replica_assignment
+from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.admin.kafka_client.client_config import AdminClientConfig
 from kafkaops.cli.common import (
+    ONLY_ONE_CONNECTION,
     BootstrapServerOption,
     CommandConfigOption,
     StateDirOption,
     ZookeeperOption,
-    refuse_bootstrap_server,
+    admin_client,
     zookeeper,
 )
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
@@ -23,6 +27,7 @@ from kafkaops.cluster.zk.client import KafkaZkClient
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 ERROR_PREFIX = "Error while executing topic command : "
+CLIENT_ID = "kafkaops-topics"
 
 COLLISION_WARNING = (
     "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. "
@@ -60,17 +65,25 @@ def check_args(given: set[str], has_args: bool) -> None:
         raise UsageError(DESCRIPTION)
     if sum(a in given for a in _ACTIONS) != 1:
         raise UsageError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
-    if "bootstrap-server" in given:
-        raise refuse_bootstrap_server("topics")
+    bootstrap = "bootstrap-server" in given
+    if bootstrap and "zookeeper" in given:
+        raise UsageError(ONLY_ONE_CONNECTION)
     if "describe" in given and "if-exists" in given:
         _require(given, "topic")
     if "list" not in given and "describe" not in given:
         _require(given, "topic")
-    if "create" in given and "replica-assignment" not in given:
+    if "create" in given and "replica-assignment" not in given and not bootstrap:
         _require(given, "partitions", "replication-factor")
+    if bootstrap and "alter" in given:
+        if "config" in given:
+            raise UsageError(
+                'Option combination "[bootstrap-server],[config]" can\'t be used with option "[alter]"'
+                " (the kafka-configs CLI supports altering topic configs with a --bootstrap-server option)"
+            )
+        _require(given, "partitions")
     actions = set(_ACTIONS)
     _invalid(given, "config", actions - {"alter", "create"})
-    _invalid(given, "delete-config", actions - {"alter"})
+    _invalid(given, "delete-config", actions - {"alter"} | {"bootstrap-server"})
     _invalid(given, "partitions", actions - {"alter", "create"})
     _invalid(given, "replication-factor", actions - {"create"})
     _invalid(given, "replica-assignment", actions - {"create", "alter"})
@@ -252,40 +265,33 @@ def topics_command(
         if not (value is None or value is False or value == [] or value == "")
     }
     check_args(given, has_args=bool(given) or command_config is not None)
-    assignment = parse_replica_assignment(replica_assignment) if replica_assignment else None
-    name = topic or ""  # check_args made sure a topic is given wherever it is needed
-
-    with zookeeper(zookeeper_connect, state) as zk:
-        if create:
-            topic_config = admin_topics.parse_topic_configs(config or [])
-            lines, document = _create(
-                zk,
-                name,
-                partitions,
-                replication_factor,
-                assignment,
-                topic_config,
-                not disable_rack_aware,
-                if_not_exists,
-            )
-        elif list_:
-            lines, document = _list(zk, topic, exclude_internal)
-        elif alter:
-            topic_config = admin_topics.parse_topic_configs(config or [])
-            lines, document = _alter(
-                zk, name, topic_config, delete_config or [], partitions, assignment, if_exists, exclude_internal
-            )
-        elif delete:
-            lines, document = _delete(zk, name, if_exists, exclude_internal)
-        else:
-            filters = admin_topics.DescribeFilters(
-                under_replicated=under_replicated,
-                unavailable=unavailable,
-                under_min_isr=under_min_isr,
-                at_min_isr=at_min_isr,
-                topics_with_overrides=topics_with_overrides,
-            )
-            lines, document = _describe(zk, topic, filters, if_exists, exclude_internal)
+    request = _TopicRequest(
+        action=next(a for a, on in zip(_ACTIONS, (create, list_, alter, describe, delete), strict=True) if on),
+        topic=topic,
+        name=topic or "",  # check_args made sure a topic is given wherever it is needed
+        config=admin_topics.parse_topic_configs(config or []) if create or alter else {},
+        delete_config=delete_config or [],
+        partitions=partitions,
+        replication_factor=replication_factor,
+        assignment=parse_replica_assignment(replica_assignment) if replica_assignment else None,
+        filters=admin_topics.DescribeFilters(
+            under_replicated=under_replicated,
+            unavailable=unavailable,
+            under_min_isr=under_min_isr,
+            at_min_isr=at_min_isr,
+            topics_with_overrides=topics_with_overrides,
+        ),
+        rack_aware=not disable_rack_aware,
+        if_exists=if_exists,
+        if_not_exists=if_not_exists,
+        exclude_internal=exclude_internal,
+    )
+    if bootstrap_server is not None:
+        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, client_config):
+            lines, document = _run_via_admin(client, client_config, request)
+    else:
+        with zookeeper(zookeeper_connect, state) as zk:
+            lines, document = _run_via_zookeeper(zk, request)
     if output is OutputFormat.json:
         print_json(document)
     else:
@@ -294,6 +300,76 @@ def topics_command(
 
 Rendered = tuple[list[str], object]
 """What an action prints: Kafka's text lines, and the document `--output json` prints instead."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _TopicRequest:
+    """The parsed command line of one action."""
+
+    action: str
+    topic: str | None
+    name: str
+    config: dict[str, str]
+    delete_config: list[str]
+    partitions: int | None
+    replication_factor: int | None
+    assignment: dict[int, list[int]] | None
+    filters: admin_topics.DescribeFilters
+    rack_aware: bool
+    if_exists: bool
+    if_not_exists: bool
+    exclude_internal: bool
+
+
+def _run_via_zookeeper(zk: KafkaZkClient, r: _TopicRequest) -> Rendered:
+    match r.action:
+        case "create":
+            return _create(
+                zk, r.name, r.partitions, r.replication_factor, r.assignment, r.config, r.rack_aware, r.if_not_exists
+            )
+        case "list":
+            return _list(zk, r.topic, r.exclude_internal)
+        case "alter":
+            return _alter(
+                zk, r.name, r.config, r.delete_config, r.partitions, r.assignment, r.if_exists, r.exclude_internal
+            )
+        case "delete":
+            return _delete(zk, r.name, r.if_exists, r.exclude_internal)
+        case _:
+            return _describe(zk, r.topic, r.filters, r.if_exists, r.exclude_internal)
+
+
+def _run_via_admin(client: KafkaClient, client_config: AdminClientConfig, r: _TopicRequest) -> Rendered:
+    """Kafka's AdminClientTopicService: --alter and --delete print nothing there."""
+    match r.action:
+        case "create":
+            return _create_via_admin(
+                client,
+                client_config,
+                r.name,
+                r.partitions,
+                r.replication_factor,
+                r.assignment,
+                r.config,
+                r.if_not_exists,
+            )
+        case "list":
+            return _list_via_admin(client, r.topic, r.exclude_internal)
+        case "alter":
+            altered = topics_admin_ops.alter_topics(
+                client, client_config, r.name, r.partitions or 0, r.assignment, r.if_exists, r.exclude_internal
+            )
+            return [], [{"topic": t, "partitions": r.partitions} for t in altered]
+        case "delete":
+            deleted = topics_admin_ops.delete_topic_names(
+                client, client_config, r.name, r.if_exists, r.exclude_internal
+            )
+            return [], [{"topic": t, "already_marked": False} for t in deleted]
+        case _:
+            descriptions = topics_admin_ops.describe(client, r.topic, r.filters, r.if_exists, r.exclude_internal)
+            return [line for d in descriptions for line in describe_lines(d)], [
+                _description_document(d) for d in descriptions
+            ]
 
 
 def _create(
@@ -321,6 +397,35 @@ def _create(
     if result.created:
         lines.append(f"Created topic {name}.")
     return lines, dataclasses.asdict(result)
+
+
+def _create_via_admin(
+    client: KafkaClient,
+    client_config: AdminClientConfig,
+    name: str,
+    partitions: int | None,
+    replication_factor: int | None,
+    assignment: dict[int, list[int]] | None,
+    topic_config: dict[str, str],
+    if_not_exists: bool,
+) -> Rendered:
+    """Kafka's AdminClient createTopic: the same warnings and line as through ZooKeeper; the broker's
+    defaults for a partition count or replication factor left out."""
+    lines = [COLLISION_WARNING] if admin_topics.has_collision_chars(name) else []
+    lines.extend(_message_format_warning(topic_config))
+    created = topics_admin_ops.create_topic(
+        client, client_config, name, partitions, replication_factor, assignment, topic_config, if_not_exists
+    )
+    if created:
+        lines.append(f"Created topic {name}.")
+    return lines, {"topic": name, "created": created, "config": topic_config}
+
+
+def _list_via_admin(client: KafkaClient, topic: str | None, exclude_internal: bool) -> Rendered:
+    """Kafka's AdminClient listTopics prints the names joined by newlines in one println: an empty
+    listing is one empty line."""
+    listing = topics_admin_ops.list_topic_names(client, topic, exclude_internal)
+    return ["\n".join(t.topic for t in listing)], [dataclasses.asdict(t) for t in listing]
 
 
 def _list(zk: KafkaZkClient, topic: str | None, exclude_internal: bool) -> Rendered:
@@ -407,9 +512,18 @@ def describe_lines(description: admin_topics.TopicDescription) -> list[str]:
         leader = "none" if p.leader is None else str(p.leader)
         lines.append(
             f"\tTopic: {p.topic}\tPartition: {p.partition}\tLeader: {leader}\t"
-            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{deletion}"
+            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{_reassigning(p)}{deletion}"
         )
     return lines
+
+
+def _reassigning(p: admin_topics.PartitionDescription) -> str:
+    if not p.show_reassignment:
+        return ""
+    return (
+        f"\tAdding Replicas: {','.join(map(str, p.adding_replicas))}"
+        f"\tRemoving Replicas: {','.join(map(str, p.removing_replicas))}"
+    )
 
 
 def _description_document(description: admin_topics.TopicDescription) -> dict[str, object]:

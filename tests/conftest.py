@@ -11,10 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from kafkaops.cluster.local.standin import register_standin_brokers
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk.client import KafkaZkClient
+
+# Property tests check results, never time: on 2 loaded cores an example may take longer than hypothesis'
+# 200 ms default deadline, which would fail a correct test one run in a few (a test's own settings win).
+settings.register_profile("kafkaops", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kafkaops")
 
 # Markers by directory, so that `pytest -m "not slow"` is the fast suite (pure logic, and the tools
 # against one real ZooKeeper): tests that start broker processes or a Spark session are slow.

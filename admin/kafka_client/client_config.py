@@ -1,44 +1,106 @@
-"""A `KafkaClient` from a tool's `--bootstrap-server` and `--command-config` (Kafka's client properties file).
+"""A `KafkaClient` from a tool's `--bootstrap-server` and `--command-config` (Kafka's client properties
+file; `--admin.config` for the election tools).
 
-Kafka's tools load the file with `Utils.loadProps`, set `bootstrap.servers` and their own `client.id` over
-it, and hand it to a consumer or admin client. This client speaks PLAINTEXT only, so a file asking for
-TLS or SASL is refused with a clear message instead of failing on the wire; the timing settings it
-understands are applied; every other property is ignored, as Kafka's clients ignore (and log) unknown ones.
+Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` over its `bootstrap.servers`
+and hand it to an admin client or a consumer. The settings our client has are applied (`client.id`,
+`request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value that is not a
+number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka's clients only
+log them ("supplied but isn't a known config"). A `security.protocol` other than PLAINTEXT is refused
+until the client speaks TLS and SASL: a clear message rather than a failure on the wire.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
 from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.common.errors import InvalidArgumentError
-from kafkaops.cluster.common.jvm_text import java_parse_int
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+INT_MAX = 2147483647
 
 
-def load_command_config(path: str | None) -> dict[str, str]:
-    """The properties of `--command-config` (none without one). Raises InvalidArgumentError."""
+@dataclasses.dataclass(frozen=True)
+class AdminClientConfig:
+    """What our KafkaClient takes from Kafka's client settings (Kafka's defaults)."""
+
+    client_id: str = "kafkaops-admin"
+    request_timeout_ms: int = 30000
+    default_api_timeout_ms: int = 60000
+    retries: int = INT_MAX
+    retry_backoff_ms: int = 100
+
+    @property
+    def api_timeout_ms(self) -> int:
+        """How long a whole admin call may take: `default.api.timeout.ms`, never below the request
+        timeout (Kafka's admin client raises it to `request.timeout.ms` with a warning)."""
+        return max(self.default_api_timeout_ms, self.request_timeout_ms)
+
+
+def load_command_config(path: str | Path | None) -> dict[str, str]:
+    """The properties of `--command-config` (none without one), read as Java does. Raises InvalidArgumentError."""
     return {} if path is None else load_properties(Path(path))
 
 
-def client_from_properties(bootstrap_servers: str, properties: Mapping[str, str], client_id: str) -> KafkaClient:
-    """A client on `bootstrap_servers` named `client_id` (the tool's, over the file's, as Kafka's tools do).
+def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum: int) -> int:
+    if key not in properties:
+        return default
+    text = properties[key].strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"Invalid value {text} for configuration {key}: Not a number of type INT") from None
+    if value < minimum:
+        raise InvalidArgumentError(f"Invalid value {value} for configuration {key}: Value must be at least {minimum}")
+    return value
 
-    Raises InvalidArgumentError for a security protocol other than PLAINTEXT, a timing setting that is not
-    a number, or bad bootstrap servers (Kafka's texts)."""
+
+def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
+    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
+    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
+    client does not speak yet."""
     protocol = properties.get("security.protocol", "PLAINTEXT").strip().upper()
+    if protocol not in SECURITY_PROTOCOLS:
+        raise InvalidArgumentError(
+            f"Invalid value {protocol} for configuration security.protocol: String must be one of: "
+            + ", ".join(SECURITY_PROTOCOLS)
+        )
     if protocol != "PLAINTEXT":
         raise InvalidArgumentError(
             f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
         )
-
-    def setting(name: str, default: int) -> int:
-        return java_parse_int(properties[name].strip()) if name in properties else default
-
-    return KafkaClient(
-        bootstrap_servers,
-        client_id=client_id,
-        request_timeout_ms=setting("request.timeout.ms", 30000),
-        retry_backoff_ms=setting("retry.backoff.ms", 100),
+    return AdminClientConfig(
+        client_id=properties.get("client.id", "").strip() or default_client_id,
+        request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),
+        default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms", 60000, 0),
+        retries=_int_setting(properties, "retries", INT_MAX, 0),
+        retry_backoff_ms=_int_setting(properties, "retry.backoff.ms", 100, 0),
     )
+
+
+def read_command_config(path: str | Path | None, default_client_id: str) -> AdminClientConfig:
+    """`--command-config` (or `--admin.config`): the file's settings, or the defaults without one."""
+    return admin_client_config(load_command_config(path), default_client_id)
+
+
+def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> KafkaClient:
+    """A KafkaClient on `--bootstrap-server` with the command config's settings. Raises
+    InvalidArgumentError (Kafka's texts) for a malformed server list."""
+    return KafkaClient(
+        bootstrap_server,
+        client_id=config.client_id,
+        request_timeout_ms=max(config.request_timeout_ms, 1),
+        retries=config.retries,
+        retry_backoff_ms=config.retry_backoff_ms,
+        delivery_timeout_ms=config.api_timeout_ms,
+    )
+
+
+def client_from_properties(bootstrap_servers: str, properties: Mapping[str, str], client_id: str) -> KafkaClient:
+    """A client on `bootstrap_servers` named `client_id` (the tool's, over the file's, as the tools that
+    name their client do). Raises InvalidArgumentError (Kafka's texts)."""
+    config = dataclasses.replace(admin_client_config(properties, client_id), client_id=client_id)
+    return open_admin_client(bootstrap_servers, config)

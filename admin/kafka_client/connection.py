@@ -7,6 +7,7 @@ few with `send`/`receive`). A connection that fails is closed; the next request 
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +26,17 @@ from kafkaops.cluster.common.errors import (
 from kafkaops.cluster.protocol.framing import CorrelationIds, check_correlation_id, frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+
+
+def _software_version() -> str:
+    try:
+        return importlib.metadata.version("kafkaops")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+CLIENT_SOFTWARE = {"client_software_name": "kafkaops", "client_software_version": _software_version()}
+"""ApiVersions v3's client software (KIP-511), as brokers log and report it."""
 
 
 def parse_bootstrap_servers(servers: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -96,9 +108,17 @@ class BrokerConnection:
             raise NotSent(error) from error
 
     def _api_versions(self) -> dict[int, tuple[int, int]]:
-        """ApiVersions v0, which every broker since Kafka 0.10 answers with its full list (kafka-protocol.md
-        §3); the version we pick per API is then min(ours, the broker's)."""
-        body = self.request(ApiKey.API_VERSIONS, 0, {}, self.timeout_s)
+        """ApiVersions at our newest version, as Kafka's NetworkClient asks: a broker that does not know it
+        answers UNSUPPORTED_VERSION in a v0 body listing its own ApiVersions range (KIP-511), and we ask
+        again at the highest version both speak (v0 if it listed none). The version we pick per API is
+        then min(ours, the broker's)."""
+        ours = SUPPORTED_VERSIONS[ApiKey.API_VERSIONS][1]
+        body = self.request(ApiKey.API_VERSIONS, ours, CLIENT_SOFTWARE, self.timeout_s)
+        if body["error_code"] == UnsupportedVersionError.code:
+            theirs = [k["max_version"] for k in body["api_keys"] if k["api_key"] == ApiKey.API_VERSIONS]
+            retry = min(ours, theirs[0]) if theirs else 0
+            if retry < ours:
+                body = self.request(ApiKey.API_VERSIONS, retry, CLIENT_SOFTWARE, self.timeout_s)
         if body["error_code"]:
             raise from_code(body["error_code"])
         return {k["api_key"]: (k["min_version"], k["max_version"]) for k in body["api_keys"]}

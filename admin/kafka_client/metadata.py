@@ -5,6 +5,8 @@ Kafka's `Cluster`, `Node`, `PartitionInfo`, built from a `MetadataResponse` by `
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,7 @@ class TopicInfo:
     error_code: int
     is_internal: bool
     partitions: tuple[PartitionInfo, ...]
+    topic_id: str | None = None  # Metadata v10+; None for the zero UUID or an older broker
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,23 @@ class ClusterMetadata:
         if info is None:
             return None
         return next((p for p in info.partitions if p.partition == partition), None)
+
+
+ZERO_UUID_TEXT = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def uuid_text(value: object) -> str | None:
+    """A topic id as Kafka prints it (`Uuid.toString`: URL-safe base64 of the 16 bytes, unpadded);
+    None for a missing or zero id."""
+    if value is None:
+        return None
+    if isinstance(value, uuid.UUID):
+        value = value.bytes
+    if isinstance(value, bytes | bytearray):
+        text = base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
+    else:
+        text = str(value)
+    return None if text == ZERO_UUID_TEXT else text
 
 
 def cluster_metadata(response: Mapping[str, Any]) -> ClusterMetadata:
@@ -83,5 +103,7 @@ def cluster_metadata(response: Mapping[str, Any]) -> ClusterMetadata:
                 key=lambda p: p.partition,
             )
         )
-        topics[t["name"]] = TopicInfo(t["name"], t["error_code"], t["is_internal"], partitions)
+        topics[t["name"]] = TopicInfo(
+            t["name"], t["error_code"], t["is_internal"], partitions, uuid_text(t.get("topic_id"))
+        )
     return ClusterMetadata(brokers, response["controller_id"], response["cluster_id"], topics)

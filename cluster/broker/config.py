@@ -123,6 +123,12 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("compression.type", _STRING, "producer"),
         ConfigKey("transaction.state.log.min.isr", _INT, "2", at_least(1)),
         ConfigKey("transaction.state.log.replication.factor", _SHORT, "3", at_least(1)),
+        # client quotas (ClientQuotaManagerConfig): rates over quota.window.num samples of this many seconds
+        ConfigKey("quota.window.num", _INT, "11", at_least(1)),
+        ConfigKey("quota.window.size.seconds", _INT, "1", at_least(1)),
+        # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
+        ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
+        ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
     )
 }
 
@@ -218,6 +224,10 @@ class BrokerConfig:
     compression_type: str
     transaction_state_log_min_isr: int
     transaction_state_log_replication_factor: int
+    quota_window_num: int
+    quota_window_size_seconds: int
+    quota_producer_default: int
+    quota_consumer_default: int
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""

@@ -109,6 +109,9 @@ class DynamicBrokerConfig:
         self._dynamic_broker: dict[str, str] = {}
         self._dynamic_default: dict[str, str] = {}
         self._reconfigurables: list[Reconfigurable] = []
+        self._memo: dict[tuple[str, ...], Any] = {}
+        """Synonyms and log defaults computed since the last update (a DescribeConfigs of a thousand topics
+        asks for the same ones a thousand times); emptied by `update`."""
 
     @property
     def dynamic_broker_configs(self) -> dict[str, str]:
@@ -129,6 +132,7 @@ class DynamicBrokerConfig:
         with self._lock:
             self._dynamic_default = dict(dynamic_default)
             self._dynamic_broker = dict(dynamic_broker)
+            self._memo = {}
         for reconfigurable in self._reconfigurables:
             reconfigurable(self)
 
@@ -159,6 +163,10 @@ class DynamicBrokerConfig:
         the first entry that is `name` itself (a shorter spelling set only in a lower layer is dropped, as
         Kafka drops it)."""
         names = broker_config_synonyms(name) if synonyms is None else synonyms
+        memo, key = self._memo, ("synonyms", name, *names)
+        cached = memo.get(key)
+        if cached is not None:
+            return list(cached)
         found = [
             ConfigSynonym(synonym, layer[synonym], source)
             for source, layer in self.layers()
@@ -167,11 +175,16 @@ class DynamicBrokerConfig:
         ]
         while found and found[0].name != name:
             found.pop(0)
+        memo[key] = tuple(found)
         return found
 
     def log_defaults(self) -> dict[str, str]:
         """Every topic config's value when the topic does not override it (Kafka's `copyKafkaConfigToLog`
         over the layered broker configs)."""
+        memo = self._memo
+        cached = memo.get(("log_defaults",))
+        if cached is not None:
+            return dict(cached)
         current = self.current()
         defaults: dict[str, str] = {}
         for topic_name, key in TOPIC_CONFIGS.items():
@@ -183,6 +196,7 @@ class DynamicBrokerConfig:
                 broker_name = TOPIC_TO_BROKER_CONFIG.get(topic_name)
                 value = current.get(broker_name, key.default) if broker_name is not None else key.default
             defaults[topic_name] = value
+        memo[("log_defaults",)] = dict(defaults)
         return defaults
 
 

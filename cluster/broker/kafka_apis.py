@@ -10,6 +10,11 @@ Threads: handlers run on the broker's event loop. Those that block (ZooKeeper re
 controller's event queue, UpdateMetadata of a whole cluster) run in the loop's executor, as Kafka's
 request handler threads would; LeaderAndIsr and StopReplica stay on the loop, which owns partitions.
 
+Client quotas (client_quota_manager.py, Kafka's `QuotaManagers`): a Produce's size and a consumer Fetch's
+response size count against the byte-rate quotas, every client request's own handler time against the
+request quota; a throttle goes into the response's `throttle_time_ms` and into the request's context, for
+which the network layer mutes the connection. Requests between brokers are never throttled.
+
 The controller: where a request needs it (ElectLeaders served by the active controller, a controlled
 shutdown asked of it) the handler uses `LocalController`, this broker's controller component as the
 server wires it in; the broker never imports the controller.
@@ -18,15 +23,20 @@ server wires it in; the broker never imports the controller.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kafkaops.admin import client_quotas
 from kafkaops.cluster.broker import responses
+from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
+from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
 from kafkaops.cluster.broker.requests import (
     AlterReplicaLogDirsRequest,
     ControlledShutdownRequest,
@@ -42,8 +52,9 @@ from kafkaops.cluster.broker.requests import (
     ProduceRequest,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    valid_api_versions_request,
 )
-from kafkaops.cluster.broker.responses import ListOffsetsPartitionResult, PartitionErrors
+from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
@@ -55,6 +66,19 @@ from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 Body = Mapping[str, Any]
 Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
+ContextHandler = Callable[[RequestHeader, Body, RequestContext], Awaitable[Response | None]]
+INT32_MAX = 2**31 - 1
+
+
+# requests between brokers are never throttled (Kafka: the cluster actions, and a follower's fetch)
+_CLUSTER_ACTIONS = frozenset(
+    {ApiKey.LEADER_AND_ISR, ApiKey.STOP_REPLICA, ApiKey.UPDATE_METADATA, ApiKey.CONTROLLED_SHUTDOWN}
+)
+
+
+def _exempt_from_request_quota(request: Request) -> bool:
+    key = request.header.api_key
+    return key in _CLUSTER_ACTIONS or (key == ApiKey.FETCH and request.body.get("replica_id", -1) >= 0)
 
 
 class LocalController(Protocol):
@@ -99,6 +123,7 @@ class KafkaApis:
         controller: LocalController,
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
+        quotas: QuotaManagers | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.cluster_id = cluster_id
@@ -110,8 +135,6 @@ class KafkaApis:
         self.producer_ids = ProducerIdManager(broker_id, zk)
         self.admin_manager = admin_manager
         self._handlers: dict[ApiKey, Handler] = {
-            ApiKey.PRODUCE: self.handle_produce_request,
-            ApiKey.FETCH: self.handle_fetch_request,
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
             ApiKey.METADATA: self.handle_topic_metadata_request,
@@ -127,6 +150,8 @@ class KafkaApis:
             ApiKey.STOP_REPLICA: self.handle_stop_replica_request,
             ApiKey.UPDATE_METADATA: self.handle_update_metadata_request,
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
+            ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
+            ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -142,22 +167,83 @@ class KafkaApis:
                     ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
                 }
             )
-        self.served = frozenset(self._handlers)
+        # the handlers that need the request's context: the client quotas they record and throttle
+        self._context_handlers: dict[ApiKey, ContextHandler] = {
+            ApiKey.PRODUCE: self.handle_produce_request,
+            ApiKey.FETCH: self.handle_fetch_request,
+        }
+        self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
+        self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
 
-    async def handle(self, request: Request) -> Response | None:
-        """The response body to `request` (an API in `served`), or None when it gets no response."""
-        return await self._handlers[request.header.api_key](request.header, request.body)
+    async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
+        """The response body to `request` (an API in `served`), or None when it gets no response.
+        `context` (the network layer's) gets the throttle time to mute the connection for."""
+        context = context or RequestContext()
+        header = request.header
+        request_quota = self.quotas.request
+        if not request_quota.quotas_enabled or _exempt_from_request_quota(request):
+            return await self._dispatch(request, context)
+        timed = TimedCoroutine(self._dispatch(request, context))
+        response = await timed
+        if response is None:  # Kafka does not enforce the request quota on acks=0
+            return response
+        # ClientRequestQuotaManager: the handler's time as a percentage of one second, throttled (for one
+        # window at most) over `request_percentage`; the response carries the larger of the two throttles
+        throttle_time_ms = request_quota.maybe_record_and_get_throttle_time_ms(
+            context.sanitized_user,
+            header.client_id,
+            timed.nanos * NANOS_TO_PERCENTAGE_PER_SECOND,
+            request_quota.clock_ms(),
+        )
+        if throttle_time_ms > context.throttle_time_ms:
+            context.throttle_time_ms = throttle_time_ms
+            response["throttle_time_ms"] = throttle_time_ms
+        return response
+
+    async def _dispatch(self, request: Request, context: RequestContext) -> Response | None:
+        key = request.header.api_key
+        if key in self._context_handlers:
+            return await self._context_handlers[key](request.header, request.body, context)
+        return await self._handlers[key](request.header, request.body)
 
     # --- data ----------------------------------------------------------------------------------------------
 
-    async def handle_produce_request(self, header: RequestHeader, body: Body) -> Response | None:
+    async def handle_produce_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response | None:
         request = ProduceRequest.from_wire(body, header.api_version)
         results = await self.replica_manager.append_records(request)
-        return None if request.acks == 0 else responses.produce_response(results)
+        # Kafka records the request's size against the producer's quota once appended, and mutes the
+        # connection for the throttle (also for acks=0, which gets no response to carry it)
+        throttle_time_ms = self.quotas.produce.maybe_record_and_get_throttle_time_ms(
+            context.sanitized_user, header.client_id, context.size_in_bytes, self.quotas.produce.clock_ms()
+        )
+        context.throttle_time_ms = throttle_time_ms
+        return None if request.acks == 0 else responses.produce_response(results, throttle_time_ms)
 
-    async def handle_fetch_request(self, header: RequestHeader, body: Body) -> Response:
-        return responses.fetch_response(await self.replica_manager.fetch_messages(FetchRequest.from_wire(body)))
+    async def handle_fetch_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        request = FetchRequest.from_wire(body)
+        if request.is_from_follower:  # replication is throttled by the replication quotas only
+            return responses.fetch_response(await self.replica_manager.fetch_messages(request))
+        fetch_quota = self.quotas.fetch
+        user, client_id = context.sanitized_user, header.client_id
+        # a response larger than the quota allows in a whole window would always be throttled
+        max_quota_window_bytes = min(int(fetch_quota.max_value_in_quota_window(user, client_id)), INT32_MAX)
+        if max_quota_window_bytes < request.max_bytes:
+            request = dataclasses.replace(request, max_bytes=max_quota_window_bytes)
+        result = await self.replica_manager.fetch_messages(request)
+        if not fetch_quota.quotas_enabled:
+            return responses.fetch_response(result)
+        response_size = responses.fetch_response_size(result, header.api_version)
+        now_ms = fetch_quota.clock_ms()
+        throttle_time_ms = fetch_quota.maybe_record_and_get_throttle_time_ms(user, client_id, response_size, now_ms)
+        if throttle_time_ms > 0:
+            # Kafka answers a throttled fetch empty, and takes back what it recorded for it
+            fetch_quota.unrecord(user, client_id, response_size, now_ms)
+            context.throttle_time_ms = throttle_time_ms
+            return responses.fetch_response(FetchResult(errors.NONE, result.session_id, []), throttle_time_ms)
+        return responses.fetch_response(result)
 
     async def handle_list_offsets_request(self, header: RequestHeader, body: Body) -> Response:
         request = ListOffsetsRequest.from_wire(body)
@@ -187,6 +273,10 @@ class KafkaApis:
         no transactions, so a transactional id is refused."""
         request = InitProducerIdRequest.from_wire(body)
         unavailable = errors.CoordinatorNotAvailableError.code
+        if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
+            # v3+ (KIP-360): an id without an epoch or the reverse, as Kafka 2.8's KafkaApis refuses it; with
+            # both, a producer without a transactional id just gets a new id (TransactionCoordinator)
+            return responses.init_producer_id_response(errors.InvalidRequestError.code)
         if request.transactional_id is not None:
             return responses.init_producer_id_response(unavailable)
         producer_id = await self.producer_ids.generate_producer_id()
@@ -228,10 +318,15 @@ class KafkaApis:
     # --- metadata ------------------------------------------------------------------------------------------
 
     async def handle_api_versions_request(self, header: RequestHeader, body: Body) -> Response:
+        if not valid_api_versions_request(body, header.api_version):
+            return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
-        request = MetadataRequest.from_wire(body, header.api_version)
+        try:
+            request = MetadataRequest.from_wire(body, header.api_version)
+        except errors.InvalidRequestError as error:
+            return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
         brokers = cache.alive_brokers()
         names = cache.topics() if request.topics is None else request.topics
@@ -243,6 +338,28 @@ class KafkaApis:
         return responses.find_coordinator_response(
             errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
         )
+
+    # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
+
+    async def handle_describe_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, self._describe_client_quotas, body)
+
+    def _describe_client_quotas(self, body: Body) -> Response:
+        components, strict = client_quotas.describe_request_from_wire(body)
+        try:
+            entries = client_quotas.describe_client_quotas(self.zk, components, strict)
+        except KafkaOpsError as error:
+            return client_quotas.describe_response_to_wire(None, error)
+        return client_quotas.describe_response_to_wire(entries)
+
+    async def handle_alter_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker: the quotas are written to ZooKeeper with their change notifications, which
+        every broker applies (Kafka's ZooKeeper mode)."""
+        alterations, validate_only = client_quotas.alter_request_from_wire(body)
+        results = await asyncio.get_running_loop().run_in_executor(
+            None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
+        )
+        return client_quotas.alter_response_to_wire(results)
 
     # --- controller -> broker ------------------------------------------------------------------------------
 

@@ -837,6 +837,14 @@ class ReplicaManager:
         if throttled and self._leader_should_throttle(partition, replica_id):
             limit = 0  # over the leader's replication quota: this round sends no data for it
         fetch_offset, log_ = wanted.fetch_offset, partition.log
+        if wanted.last_fetched_epoch >= 0:
+            # Kafka 2.8's Partition.readRecords: a fetcher whose last epoch the leader's log ends differently
+            # (an older epoch, or an end before the fetch offset) gets no records, the point where it diverges
+            epoch, end_offset = log_.end_offset_for_epoch(wanted.last_fetched_epoch)
+            if epoch < wanted.last_fetched_epoch or end_offset < fetch_offset:
+                return FetchPartitionResult(
+                    tp, NONE, partition.high_watermark, log_.log_start_offset, b"", (epoch, end_offset)
+                )
         if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
             # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
             records, log_start_offset = b"", log_.log_start_offset

@@ -14,13 +14,15 @@ as Kafka prints them); the metadata cache keeps the latter as they came.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.common.errors import InvalidRequestError
 from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions, iter_partition_states
-from kafkaops.cluster.protocol.types import Buffer
+from kafkaops.cluster.protocol.types import ZERO_UUID, Buffer
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -72,6 +74,8 @@ class FetchPartition:
     current_leader_epoch: int
     log_start_offset: int
     max_bytes: int
+    last_fetched_epoch: int = -1
+    """Fetch v12 (KIP-595): the epoch of the last batch the fetcher has; -1 when not given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,12 +111,26 @@ class FetchRequest:
                     p["current_leader_epoch"],
                     p["log_start_offset"],
                     p["partition_max_bytes"],
+                    p["last_fetched_epoch"],
                 )
                 for topic in body["topics"]
                 for p in topic["partitions"]
             ),
             tuple(TopicPartition(t["topic"], p) for t in body["forgotten_topics_data"] for p in t["partitions"]),
         )
+
+
+# --- ApiVersions ------------------------------------------------------------------------------------------
+
+# KIP-511's rule for client_software_name and client_software_version (Kafka's ApiVersionsRequest.isValid)
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def valid_api_versions_request(body: Body, version: int) -> bool:
+    """Whether an ApiVersions v3+ request names its client software as KIP-511 requires."""
+    if version < 3:
+        return True
+    return all(_SOFTWARE.fullmatch(body[k]) for k in ("client_software_name", "client_software_version"))
 
 
 # --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------
@@ -340,9 +358,16 @@ class MetadataRequest:
 
     @classmethod
     def from_wire(cls, body: Body, version: int) -> MetadataRequest:
+        """Raises InvalidRequestError for a topic without a name or with an id (v10+): Kafka 2.8 has the
+        fields but not the lookup by id."""
         topics = body["topics"]
         if topics is None or (version == 0 and not topics):
             return cls(None)
+        for topic in topics:
+            if topic["name"] is None:
+                raise InvalidRequestError(f"Topic name can not be null for version {version}")
+            if topic["topic_id"] != ZERO_UUID:
+                raise InvalidRequestError(f"Topic IDs are not supported in requests for version {version}")
         return cls(tuple(t["name"] for t in topics))
 
 

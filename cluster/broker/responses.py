@@ -14,7 +14,7 @@ from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
 from kafkaops.cluster.common import errors
-from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.schemas import RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import INTERNAL_TOPICS, TopicPartition
@@ -47,7 +47,7 @@ class ProducePartitionResult:
     log_start_offset: int = -1
 
 
-def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
+def produce_response(results: Sequence[ProducePartitionResult], throttle_time_ms: int = 0) -> Body:
     responses = _by_topic(
         (r.tp for r in results),
         (
@@ -65,7 +65,7 @@ def produce_response(results: Sequence[ProducePartitionResult]) -> Body:
     )
     return {
         "responses": [{"name": t, "partition_responses": ps} for t, ps in responses.items()],
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
     }
 
 
@@ -82,6 +82,8 @@ class FetchPartitionResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     records: Buffer = b""
+    diverging_epoch: tuple[int, int] | None = None
+    """Fetch v12: (epoch, end offset) of the leader's log where the fetcher's last fetched epoch diverges."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +94,11 @@ class FetchResult:
     partitions: Sequence[FetchPartitionResult]
 
 
-def fetch_response(result: FetchResult) -> Body:
+def _epoch_end_offset(epoch: int, end_offset: int) -> Body:
+    return {"epoch": epoch, "end_offset": end_offset}
+
+
+def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
     topics = _by_topic(
         (r.tp for r in result.partitions),
         (
@@ -105,16 +111,23 @@ def fetch_response(result: FetchResult) -> Body:
                 "aborted_transactions": [],
                 "preferred_read_replica": -1,
                 "record_set": r.records,
+                **({} if r.diverging_epoch is None else {"diverging_epoch": _epoch_end_offset(*r.diverging_epoch)}),
             }
             for r in result.partitions
         ),
     )
     return {
-        "throttle_time_ms": 0,
+        "throttle_time_ms": throttle_time_ms,
         "error_code": result.error_code,
         "session_id": result.session_id,
         "responses": [{"topic": t, "partition_responses": ps} for t, ps in topics.items()],
     }
+
+
+def fetch_response_size(result: FetchResult, version: int) -> int:
+    """Kafka's `FetchResponse.sizeOf`: the response's size at `version` plus its 4-byte correlation id,
+    what a consumer's fetch counts against its byte-rate quota."""
+    return 4 + len(RESPONSES[ApiKey.FETCH].encode(fetch_response(result), version))
 
 
 # --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------
@@ -256,7 +269,14 @@ def find_coordinator_response(error_code: int, message: str) -> Body:
     }
 
 
+def api_versions_error(error_code: int) -> Body:
+    """Kafka's `ApiVersionsRequest.getErrorResponse`: the error alone, no API listed."""
+    return {"error_code": error_code, "api_keys": [], "throttle_time_ms": 0}
+
+
 def api_versions_response(served: Iterable[ApiKey]) -> Body:
+    """Every API this broker serves with the versions we speak (v3's tagged feature fields stay empty:
+    no feature versioning in ZooKeeper mode without `/feature`)."""
     return {
         "error_code": 0,
         "api_keys": [
@@ -267,13 +287,31 @@ def api_versions_response(served: Iterable[ApiKey]) -> Body:
     }
 
 
+def metadata_error_response(requested: Sequence[Body] | None, error_code: int) -> Body:
+    """Kafka's `MetadataRequest.getErrorResponse`: every requested topic with the error, no broker."""
+    return {
+        "brokers": [],
+        "topics": [
+            {
+                "error_code": error_code,
+                "name": topic["name"] or "",  # the response's name is not nullable
+                "topic_id": topic["topic_id"],
+                "is_internal": False,
+                "partitions": [],
+            }
+            for topic in requested or []
+        ],
+    }
+
+
 def metadata_response(
     brokers: Sequence[CachedBroker],
     topics: Iterable[tuple[str, Mapping[int, UpdateMetadataPartitionState] | None]],
     cluster_id: str | None,
     controller_id: int | None,
 ) -> Body:
-    """A Metadata response body (any version 0-8: the codec drops what a version lacks), from the cache's
+    """A Metadata response body (any version 0-11: the codec drops what a version lacks; topic ids stay the
+    zero UUID, as our controller's UpdateMetadata v5 carries none), from the cache's
     brokers and partition states (None: a topic the cache does not know).
 
     Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive

@@ -7,6 +7,10 @@ the request's correlation id. Requests are processed only once the broker has re
 (`start_processing_requests`): Kafka binds early but starts its processors after registering, so a
 broker waiting out its predecessor's session never tells clients the cluster has no brokers.
 
+A request whose client is over its quota (the handler sets its context's throttle time) is answered at
+once; the connection then reads nothing more until the throttle time has passed (Kafka mutes the
+channel, KIP-219).
+
 On the wire, as Kafka: an ApiVersions request above our versions is answered at v0 with
 UNSUPPORTED_VERSION; a request for an API the broker does not serve, or one that does not decode,
 closes the connection; a Produce with acks=0 gets no response. A connection's failure never reaches
@@ -24,6 +28,7 @@ from collections.abc import Collection
 from typing import Any, Protocol
 
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.request_channel import RequestContext
 from kafkaops.cluster.common.errors import KafkaProtocolError
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
 from kafkaops.cluster.protocol.messages import (
@@ -47,8 +52,9 @@ class RequestHandler(Protocol):
     @property
     def served(self) -> Collection[ApiKey]: ...
 
-    async def handle(self, request: Request) -> dict[str, Any] | None:
-        """The response body, or None for a request that gets no response."""
+    async def handle(self, request: Request, context: RequestContext | None = None) -> dict[str, Any] | None:
+        """The response body, or None for a request that gets no response; sets `context.throttle_time_ms`
+        to have the connection muted."""
 
 
 class SocketServer:
@@ -87,23 +93,29 @@ class SocketServer:
         try:
             await self._processing.wait()
             served = self.handler.served
+            loop = asyncio.get_running_loop()
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
                 if payload is None:
                     break
                 request = decode_request(payload)  # a malformed request closes the connection
                 header = request.header
+                context = RequestContext(size_in_bytes=len(payload))
                 body: dict[str, Any] | None
                 if is_unsupported_api_versions(header):
                     body, version = api_versions_refusal(), 0
                 else:
                     if header.api_key not in served:
                         break  # Kafka closes the connection on an API it does not serve
-                    body, version = await self.handler.handle(request), header.api_version
-                if body is None:
-                    continue  # a Produce with acks=0 gets no response
-                write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
-                await writer.drain()
+                    body, version = await self.handler.handle(request, context), header.api_version
+                unmute_at = loop.time() + context.throttle_time_ms / 1000
+                if body is not None:  # a Produce with acks=0 gets no response
+                    write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
+                    await writer.drain()
+                if context.throttle_time_ms > 0:
+                    # Kafka's ThrottledChannel: the response goes out at once, then the channel is muted
+                    # (nothing more is read from it) until the throttle time has passed
+                    await asyncio.sleep(max(unmute_at - loop.time(), 0))
         except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # a bad peer, a closed peer, or our own shutdown: the connection just ends
         except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down

@@ -6,9 +6,14 @@ Kafka frames with it. It imports nothing of ours but the floor, `kafkaops.cluste
 check(); CorruptMessageError for any malformed bytes, InvalidRequestError for bad requests). The facts
 it encodes are in `shared/kafka-protocol.md`.
 
-    types     INT8..INT64, BOOLEAN, STRING, BYTES, RECORDS, Array, varints, TAG_BUFFER
-    schema    the declarative engine: Field, Struct, ArrayOf, Message (one compiled Schema per version)
-    schemas   ApiKey, every request/response body, SUPPORTED_VERSIONS, the controller APIs' helpers
+    types     INT8..INT64, UINT16, FLOAT64, BOOLEAN, UUID, STRING, BYTES, RECORDS, Array, varints,
+              TAG_BUFFER, and the COMPACT_* forms of flexible versions
+    schema    the declarative engine: Field, Struct, ArrayOf, Message (one compiled Schema per version;
+              flexible versions: compact forms, tagged fields by name)
+    message/  Kafka 2.8.2's message JSON files, the one source of truth for every body
+    message_specs  the loader: the files as Message objects (snake_case names)
+    schemas   ApiKey (every Kafka 2.8 key), REQUESTS/RESPONSES (Kafka 2.8's ranges), SUPPORTED_VERSIONS
+              (what we speak), the controller APIs' helpers
     messages  header + body: decode_request, encode_response (broker); encode_request,
               decode_response (our clients); the header-version rule; the ApiVersions refusal
     records   record batch v2: read_header, iter_batches, iter_records, patch_batch,

@@ -18,8 +18,8 @@ high), and ControlledShutdown v0 uses request header v0. An ApiVersions request 
 is read to its header (to echo its correlation id) and refused without parsing its body
 (kafka-protocol.md §3):
 
-    00 00 00 10 | 00 00 00 2a | 00 23 | 00 00 00 01 | 00 12 00 00 00 02
-    size 16       correlation   error   1 entry       key 18, min 0, max 2      (ApiVersions v0 body)
+    00 00 00 10 | 00 00 00 2a | 00 23 | 00 00 00 01 | 00 12 00 00 00 03
+    size 16       correlation   error   1 entry       key 18, min 0, max 3      (ApiVersions v0 body)
 
 Request bodies that fail to parse raise InvalidRequestError (Kafka closes the connection); a version we
 do not speak raises UnsupportedVersionError (also a close, except for ApiVersions, see above).
@@ -166,9 +166,18 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: M
 
 
 def decode_response(api_key: int, api_version: int, payload: Buffer) -> tuple[int, dict[str, Any]]:
-    """`(correlation_id, body)` of a response to a request we sent at `api_version`.
+    """`(correlation_id, body)` of a response to a request we sent at `api_version` (an ApiVersions answer
+    that does not parse at that version is read as v0: a refusal, KIP-511).
 
     Raises CorruptMessageError for malformed bytes.
     """
     header, offset = RESPONSE_HEADER.schema(response_header_version(api_key, api_version)).decode(payload, 0)
-    return header["correlation_id"], RESPONSES[_api_key(api_key)].decode(payload, api_version, offset)
+    key = _api_key(api_key)
+    try:
+        return header["correlation_id"], RESPONSES[key].decode(payload, api_version, offset)
+    except CorruptMessageError:
+        if key is not ApiKey.API_VERSIONS or api_version == 0:
+            raise
+        # KIP-511: a broker refuses an ApiVersions version it does not know with a v0 body (Kafka's
+        # ApiVersionsResponse.parse falls back to v0 the same way)
+        return header["correlation_id"], RESPONSES[key].decode(payload, 0, offset)

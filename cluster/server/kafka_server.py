@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
@@ -133,6 +134,13 @@ class KafkaServer:
             self.controller,
             lambda: self.broker_epoch,
             self.admin_manager,
+            QuotaManagers.create(
+                self.replica_manager.now_ms,
+                self.config.quota_window_num,
+                self.config.quota_window_size_seconds,
+                self.config.quota_producer_default,
+                self.config.quota_consumer_default,
+            ),
         )
         self.socket_server = SocketServer(self.config, self.apis)
         self._loop_thread.start()
@@ -140,7 +148,13 @@ class KafkaServer:
         self._listening = True
         self._loop.call_soon_threadsafe(self.replica_manager.start_background_tasks)
         DynamicConfigManager(
-            self.broker_id, self.zk, self.replica_manager, self._loop, self._stopped.is_set, self.dynamic_config
+            self.broker_id,
+            self.zk,
+            self.replica_manager,
+            self._loop,
+            self._stopped.is_set,
+            self.dynamic_config,
+            self.apis.quotas,
         ).startup()
         self.broker_epoch = self._register_waiting_for_stale_session()
         # Requests are processed only from here on (Kafka binds early but starts its request processors

@@ -701,6 +701,11 @@ class KafkaZkClient(ZkClient):
     def get_all_entities(self, entity_type: str) -> list[str]:
         return sorted(self.get_children(znodes.ConfigEntityTypeZNode.path(entity_type)) or [])
 
+    def get_user_client_entities(self, sanitized_user: str) -> list[str]:
+        """The sanitized client ids that have a <user, client-id> config znode under `sanitized_user`."""
+        parent = znodes.ConfigEntityZNode.path(znodes.ConfigType.USER, znodes.user_client_entity_path(sanitized_user))
+        return sorted(self.get_children(parent) or [])
+
     def set_entity_config_and_notify(
         self, entity_type: str, entity_path: str, config: Mapping[str, str], expected_version: int | None
     ) -> str:
@@ -710,10 +715,10 @@ class KafkaZkClient(ZkClient):
         a concurrent change makes the whole multi fail with BadVersionError and nothing is written.
         Returns the path of the change notification created.
         """
-        self.ensure_paths(
-            [znodes.ConfigEntityTypeZNode.path(entity_type), znodes.ConfigEntityChangeNotificationZNode.path()]
-        )
         path = znodes.ConfigEntityZNode.path(entity_type, entity_path)
+        # a <user, client-id> entity's parents (`/config/users/<user>/clients`) are created as Kafka's
+        # createRecursive creates them: empty znodes
+        self.ensure_paths([path.rsplit("/", 1)[0], znodes.ConfigEntityChangeNotificationZNode.path()])
         data = znodes.ConfigEntityZNode.encode(config)
         write = Op.create(path, data) if expected_version is None else Op.set(path, data, expected_version)
         notification = Op.create(

@@ -15,7 +15,7 @@ import enum
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote_plus
 
 from kafkaops.cluster.common.errors import MalformedZNodeError, NumberFormatError
 from kafkaops.cluster.common.jvm_text import java_parse_int, java_parse_long, properties_order
@@ -594,16 +594,23 @@ DEFAULT_ENTITY_NAME = "<default>"
 def sanitize_entity_name(name: str) -> str:
     """Kafka's `Sanitizer.sanitize`: URL-encode user and client ids so they are valid znode names.
 
-    Kafka uses Java's URLEncoder, then replaces `+` by `%20` and `*` by `%2A`.
+    Kafka uses Java's URLEncoder, then replaces `+` by `%20` and `*` by `%2A`. A user or client literally
+    named `<default>` is `%3Cdefault%3E`: the default entity is not a sanitized name.
     """
-    if name == DEFAULT_ENTITY_NAME:
-        return name
     # Python's quote keeps "~" unreserved; Java's URLEncoder does not
     return quote(name, safe="-_.").replace("~", "%7E")
 
 
 def desanitize_entity_name(name: str) -> str:
-    return unquote(name)
+    """Kafka's `Sanitizer.desanitize` (Java's URLDecoder: `+` is a space too)."""
+    return unquote_plus(name)
+
+
+def user_client_entity_path(sanitized_user: str, sanitized_client_id: str | None = None) -> str:
+    """A <user, client-id> quota entity's path under `/config/users`: `<user>/clients/<client-id>`, or
+    `<user>/clients` (the parent of a user's client entities) without a client id."""
+    clients = f"{sanitized_user}/{ConfigType.CLIENT}"
+    return clients if sanitized_client_id is None else f"{clients}/{sanitized_client_id}"
 
 
 class ConfigZNode:

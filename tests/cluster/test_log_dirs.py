@@ -403,7 +403,10 @@ def test_a_move_interrupted_by_a_restart_goes_on(two_dir_cluster, zk: KafkaZkCli
     with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
 
         def moved() -> bool:
-            info = replica_dirs(client, "rs", 0, [0])[0]
+            try:
+                info = replica_dirs(client, "rs", 0, [0])[0]
+            except errors.NetworkExceptionError:
+                return False  # a restarted broker lists no brokers until the controller's UpdateMetadata reaches it
             return info.current_replica_log_dir == str(target) and info.future_replica_log_dir is None
 
         wait_for(moved, timeout_s=30, what="the move finished after the restart")

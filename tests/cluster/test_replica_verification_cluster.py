@@ -10,8 +10,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from kafka import KafkaProducer
 
@@ -213,6 +215,23 @@ def test_a_follower_whose_log_was_rewritten_is_detected(cluster, zk) -> None:  #
     ]
 
 
+class _Lines:
+    """A pipe's lines as they come, read on a thread, so the test waits for what the tool printed (on a loaded
+    machine its start, a failed fetch or a recovery can take seconds) instead of sleeping and hoping."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=lambda: self.lines.extend(iter(pipe.readline, "")), daemon=True)
+        self._thread.start()
+
+    def count(self, pattern: str) -> int:
+        return sum(1 for line in list(self.lines) if re.search(pattern, line))
+
+    def text(self) -> str:
+        self._thread.join(30)
+        return "".join(self.lines)
+
+
 def test_the_continuous_mode_reports_the_max_lag_until_terminated(cluster, zk) -> None:  # type: ignore[no-untyped-def]
     local = start_with_records(cluster, zk)
     process = subprocess.Popen(
@@ -232,16 +251,21 @@ def test_the_continuous_mode_reports_the_max_lag_until_terminated(cluster, zk) -
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr = _Lines(process.stdout), _Lines(process.stderr)
     try:
-        time.sleep(2)
+        wait_for(lambda: stdout.count("max lag is") >= 2, timeout_s=60, what="two reports before the outage")
         local.stop_broker(2, hard=True)  # its fetcher fails: noted once on stderr, verification waits for it
-        time.sleep(2)
+        wait_for(lambda: stderr.count("from broker 2 failed") >= 1, timeout_s=60, what="the failed fetch noted")
         local.start_broker(2)
         wait_for(lambda: replicas_caught_up(servers(local)), timeout_s=60, interval_s=0.3)
-        time.sleep(2)
+        wait_for(lambda: stderr.count("from broker 2 works again") >= 1, timeout_s=60, what="the recovery noted")
+        reports = stdout.count("max lag is")
+        wait_for(lambda: stdout.count("max lag is") >= reports + 2, timeout_s=60, what="reports after the outage")
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        process.wait(timeout=30)
+    out, err = stdout.text(), stderr.text()
     assert process.returncode == 143, err  # as Kafka's JVM on SIGTERM
     notes = err.splitlines()
     failed = rf"{TS}: fetching (.+ )?from broker 2 failed \((.*)\); these replicas are not verified until they answer"

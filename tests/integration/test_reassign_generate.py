@@ -153,9 +153,8 @@ def test_bad_input_texts_and_nothing_written(zk, brokers, run_cli, topics_file, 
         (generate(topics_file("t"), "0,0"), "Error: Broker list contains duplicate entries: 0\n"),
         (generate(topics_file("t", "t"), "0,1"), "Error: List of topics to reassign contains duplicate entries: t\n"),
         (
-            generate(topics_file("t"), "0,1", "--bootstrap-server", "localhost:9092"),
-            "Error: kafkaops reassign-partitions works through ZooKeeper: use --zookeeper (or leave it out for the local "
-            "cluster, or plan offline with --current-assignment-json-file) instead of --bootstrap-server\n",
+            generate(topics_file("t"), "0,1", "--bootstrap-server", "nonsense"),
+            "Error: Invalid url in bootstrap.servers: nonsense\n",
         ),
         (
             generate(topics_file("t"), "0,1", "--broker-racks", "0:a"),

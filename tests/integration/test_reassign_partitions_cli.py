@@ -111,8 +111,8 @@ def notifications(zk) -> list[str]:  # type: ignore[no-untyped-def]
     ]
 
 
-def reassign(run_cli, *args: str):  # type: ignore[no-untyped-def]
-    return run_cli("reassign-partitions", *args)
+def reassign(run_cli, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return run_cli("reassign-partitions", *args, env=env)
 
 
 # --- --execute ----------------------------------------------------------------------------------
@@ -360,17 +360,28 @@ def test_kafkas_option_checks(run_cli, args, message, zk_tree):
     result = reassign(run_cli, *args)
     assert result.exit_code == 1
     assert result.stderr.startswith(message + "\n")
-    assert "--reassignment-json-file" in result.stderr  # the usage follows
+    # the short usage follows (issue 19: Kafka's whole help would bury the one-line message)
+    assert result.stderr.endswith(
+        "Usage: kafkaops reassign-partitions [OPTIONS]\nTry 'kafkaops reassign-partitions --help' for help.\n"
+    )
     assert zk_tree() == before
 
 
-def test_bootstrap_server_is_refused(run_cli, rfile):
-    result = reassign(run_cli, "--list", "--bootstrap-server", "localhost:9092")
+def test_a_malformed_bootstrap_server_gets_kafkas_message(run_cli, rfile, zk_tree):
+    before = zk_tree()
+    result = reassign(run_cli, "--list", "--bootstrap-server", "nonsense")
     assert result.exit_code == 1
-    assert result.stderr == (
-        "Error: kafkaops reassign-partitions works through ZooKeeper: use --zookeeper (or leave it out for the "
-        "local cluster) instead of --bootstrap-server\n"
-    )
+    assert result.stderr == "Error: Invalid url in bootstrap.servers: nonsense\n"
+    assert zk_tree() == before
+
+
+def test_command_config_needs_the_bootstrap_server(run_cli, tmp_path, zk_tree):
+    before = zk_tree()
+    (tmp_path / "admin.properties").write_text("client.id=x\n")
+    result = reassign(run_cli, "--list", "--command-config", str(tmp_path / "admin.properties"))
+    assert result.exit_code == 1
+    assert result.stderr == 'Error: You must specify --bootstrap-server when using "[command-config]"\n'
+    assert zk_tree() == before
 
 
 # --- --verify -----------------------------------------------------------------------------------
@@ -627,6 +638,37 @@ def test_cancel_with_nothing_active_writes_nothing(cluster, run_cli, rfile, zk_t
 
 
 # --- --list -------------------------------------------------------------------------------------
+
+
+def test_list_and_cancel_take_zookeeper(cluster, run_cli, rfile, zk_connect):
+    """Issue 19: `--list` and `--cancel` accept `--zookeeper` (Kafka 2.8 refuses it there), with no
+    KAFKAOPS_ZOOKEEPER to fall back on."""
+    no_default = {"KAFKAOPS_ZOOKEEPER": ""}
+    result = reassign(run_cli, "--list", "--zookeeper", zk_connect, env=no_default)
+    assert (result.exit_code, result.stdout) == (0, "No partition reassignments found.\n"), result.stderr
+    reassigning(cluster, "foo", 2, [3, 0])
+    result = reassign(
+        run_cli,
+        "--cancel",
+        "--zookeeper",
+        zk_connect,
+        "--reassignment-json-file",
+        rfile(("foo", 2, [3, 0])),
+        env=no_default,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Successfully cancelled partition reassignment for: foo-2\n")
+    result = reassign(
+        run_cli,
+        "--execute",
+        "--additional",
+        "--zookeeper",
+        zk_connect,
+        "--reassignment-json-file",
+        rfile(("bar", 0, [2, 1])),
+        env=no_default,
+    )
+    assert result.exit_code == 0, result.stderr
 
 
 def test_list(cluster, run_cli):

@@ -6,6 +6,7 @@ local controller)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, decode_response, encode_request
 from kafkaops.cluster.protocol.messages import encode_response as encode
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey, ElectionType, partition_state_fields
+from kafkaops.cluster.protocol.types import ZERO_UUID
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import EndPoint, TopicPartition
 
@@ -302,3 +304,38 @@ def test_find_coordinator_says_there_is_none():
     answer = _call(apis, ApiKey.FIND_COORDINATOR, 2, {"key": "g", "key_type": 0})
     assert answer is not None and answer["error_code"] == errors.CoordinatorNotAvailableError.code
     assert answer["node_id"] == -1
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "code"),
+    [("librdkafka", "2.16.1", 0), ("apache-kafka-java", "2.8.2", 0), ("-x", "1", 42), ("a b", "1", 42), ("ok", "", 42)],
+)
+def test_api_versions_v3_checks_the_client_software_as_kip_511(name: str, version: str, code: int) -> None:
+    apis, _ = _apis()
+    answer = _call(apis, ApiKey.API_VERSIONS, 3, {"client_software_name": name, "client_software_version": version})
+    assert answer is not None and answer["error_code"] == code
+    assert (answer["api_keys"] == []) == (code != 0)  # Kafka's getErrorResponse lists no API
+    if code == 0:
+        advertised = {k["api_key"]: (k["min_version"], k["max_version"]) for k in answer["api_keys"]}
+        assert advertised[ApiKey.FETCH] == (4, 12) and advertised[ApiKey.API_VERSIONS] == (0, 3)
+
+
+def test_metadata_v10_refuses_topic_ids_and_null_names_as_kafka_2_8() -> None:
+    apis, _ = _apis()
+    topic_id = uuid.UUID(int=7)
+    body = {"topics": [{"name": "t", "topic_id": topic_id}, {"name": None}]}
+    answer = _call(apis, ApiKey.METADATA, 10, body)
+    assert answer is not None and answer["brokers"] == []
+    assert [(t["error_code"], t["name"], t["topic_id"], t["partitions"]) for t in answer["topics"]] == [
+        (42, "t", topic_id, []),
+        (42, "", ZERO_UUID, []),
+    ]
+    fine = _call(apis, ApiKey.METADATA, 11, {"topics": [{"name": "t"}]})
+    assert fine is not None and [(t["error_code"], t["name"]) for t in fine["topics"]] == [(3, "t")]
+
+
+def test_init_producer_id_v3_needs_both_or_neither_of_id_and_epoch() -> None:
+    apis, _ = _apis()
+    body = {"transactional_id": None, "transaction_timeout_ms": 1, "producer_id": 5, "producer_epoch": -1}
+    answer = _call(apis, ApiKey.INIT_PRODUCER_ID, 3, body)
+    assert answer is not None and answer["error_code"] == 42 and answer["producer_id"] == -1

@@ -572,7 +572,7 @@ def test_fetch_request_shape() -> None:
     def fetch(key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if key is ApiKey.METADATA:
             return metadata_body({0: 0}, ports)
-        assert (version, body["replica_id"], body["isolation_level"], body["max_wait_ms"]) == (11, -2, 0, 0)
+        assert (version, body["replica_id"], body["isolation_level"], body["max_wait_ms"]) == (12, -2, 0, 0)
         assert body["topics"][0]["partitions"][0]["fetch_offset"] == 4
         partition = {
             "partition": 0,

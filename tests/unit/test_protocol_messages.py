@@ -80,18 +80,34 @@ def test_null_client_id_reads_as_empty() -> None:
     assert request.body == {"client_software_name": "", "client_software_version": ""}  # v3+ fields, defaults
 
 
-def test_api_versions_v3_request_is_read_to_its_correlation_id_and_refused_in_v0_form() -> None:
-    """librdkafka's first request (§3): header v2, then a flexible body we must not parse."""
+def test_api_versions_v3_request_of_librdkafka_is_read_whole() -> None:
+    """librdkafka's first request (§3): header v2, then a flexible body (KIP-511), served since Kafka 2.4."""
     librdkafka_v3 = h(
         "0012 0003 0000002a | 0007 72646b61666b61 | 00 "  # header v2: client_id keeps its INT16 length, no tags
         "| 0b 6c696272646b61666b61 | 06 322e302e32 | 00"  # body: compact "librdkafka", compact "2.0.2", no tags
     )
     request = decode_request(librdkafka_v3)
     assert request.header == RequestHeader(ApiKey.API_VERSIONS, 3, 42, "rdkafka")
+    assert request.body == {"client_software_name": "librdkafka", "client_software_version": "2.0.2"}
+    assert not is_unsupported_api_versions(request.header)
+    body = {"error_code": 0, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 3}], "throttle_time_ms": 0}
+    reply = frame(encode_response(ApiKey.API_VERSIONS, 3, 42, body))
+    # response header v0 (KIP-511), then a compact array of one entry with its empty tag buffer, the throttle
+    # time and the body's empty tag buffer
+    assert reply == h("00000013 | 0000002a | 0000 | 02 | 0012 0000 0003 00 | 00000000 | 00")
+
+
+def test_api_versions_above_ours_is_read_to_its_correlation_id_and_refused_in_v0_form() -> None:
+    future = h("0012 0007 0000002a | 0007 72646b61666b61 | 00 | 0b 6c696272646b61666b61 | 06 322e302e32 | 00")
+    request = decode_request(future)
+    assert request.header == RequestHeader(ApiKey.API_VERSIONS, 7, 42, "rdkafka")
     assert request.body == {}
     assert is_unsupported_api_versions(request.header)
     reply = frame(encode_response(ApiKey.API_VERSIONS, 0, request.header.correlation_id, api_versions_refusal()))
-    assert reply == h("00000010 | 0000002a | 0023 | 00000001 | 0012 0000 0002")  # the example of §3
+    assert reply == h("00000010 | 0000002a | 0023 | 00000001 | 0012 0000 0003")  # §3's example, max 3
+    # and our client reads that refusal, sent in answer to its v3, as v0 (Kafka's ApiVersionsResponse.parse)
+    correlation_id, body = decode_response(ApiKey.API_VERSIONS, 3, reply[4:])
+    assert (correlation_id, body["error_code"], body["api_keys"][0]["max_version"]) == (42, 35, 3)
 
 
 def test_api_versions_header_v2_with_tagged_fields() -> None:
@@ -106,8 +122,8 @@ def test_supported_api_versions_requests_are_answered_normally() -> None:
 
 
 def test_an_unsupported_version_of_another_api_is_refused() -> None:
-    with pytest.raises(UnsupportedVersionError, match=r"METADATA v9 \(correlation id 7\); we speak v0-8"):
-        decode_request(h("0003 0009 00000007 0000 00 | 00 00 00 00"))
+    with pytest.raises(UnsupportedVersionError, match=r"METADATA v12 \(correlation id 7\); we speak v0-11"):
+        decode_request(h("0003 000c 00000007 0000 00 | 00 00 00 00"))
     with pytest.raises(UnsupportedVersionError, match="PRODUCE v2"):
         decode_request(h("0000 0002 00000007 0000 | ffff 00000000 00000000"))
 
@@ -232,7 +248,7 @@ def test_kafka_python_api_versions_v4_is_refused_and_it_reads_the_refusal() -> N
     theirs = metadata.ApiVersionsResponse.decode(reply, version=4, header=True)
     assert theirs.header.correlation_id == 11
     assert theirs.error_code == 35
-    assert [(k.api_key, k.min_version, k.max_version) for k in theirs.api_keys] == [(18, 0, 2)]
+    assert [(k.api_key, k.min_version, k.max_version) for k in theirs.api_keys] == [(18, 0, 3)]
 
 
 def test_kafka_python_request_frames_decode() -> None:

@@ -549,23 +549,23 @@ def test_default_lists_are_fresh_per_decoded_value() -> None:
     assert second["forgotten_topics_data"] == []
 
 
-def test_supported_versions_are_kafka_protocol_md_section_1() -> None:
-    """The APIs served before flexible versions keep §1's set; every other API is Kafka 2.8's range."""
+def test_supported_versions_are_kafka_2_8s_but_where_we_say_less() -> None:
+    """Kafka 2.8's ranges (issue 15: they supersede kafka-protocol.md §1), but no message format v0/v1
+    (Produce < 3, Fetch < 4, ListOffsets v0) and the controller APIs at what our controller sends."""
     assert {k: v for k, v in schemas.SUPPORTED_VERSIONS.items() if v != _kafka_range(k)} == {
-        ApiKey.PRODUCE: (3, 8),
-        ApiKey.FETCH: (4, 11),
-        ApiKey.LIST_OFFSETS: (1, 5),
-        ApiKey.METADATA: (0, 8),
+        ApiKey.PRODUCE: (3, 9),
+        ApiKey.FETCH: (4, 12),
+        ApiKey.LIST_OFFSETS: (1, 6),
         ApiKey.LEADER_AND_ISR: (0, 3),
         ApiKey.STOP_REPLICA: (0, 1),
         ApiKey.UPDATE_METADATA: (0, 5),
-        ApiKey.CONTROLLED_SHUTDOWN: (1, 2),  # beyond §1: our brokers' controlled shutdown
-        ApiKey.FIND_COORDINATOR: (0, 2),
-        ApiKey.API_VERSIONS: (0, 2),
-        ApiKey.INIT_PRODUCER_ID: (0, 1),
-        ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
-        ApiKey.ELECT_LEADERS: (0, 1),  # beyond §1: kafkaops leader-election --bootstrap-server
+        ApiKey.CONTROLLED_SHUTDOWN: (1, 2),
     }
+    for key in (ApiKey.METADATA, ApiKey.API_VERSIONS, ApiKey.FIND_COORDINATOR, ApiKey.INIT_PRODUCER_ID):
+        assert schemas.SUPPORTED_VERSIONS[key] == _kafka_range(key)
+    assert schemas.SUPPORTED_VERSIONS[ApiKey.METADATA] == (0, 11)
+    assert schemas.SUPPORTED_VERSIONS[ApiKey.OFFSET_FOR_LEADER_EPOCH] == (0, 4)
+    assert schemas.SUPPORTED_VERSIONS[ApiKey.ELECT_LEADERS] == (0, 2)
     assert set(schemas.SUPPORTED_VERSIONS) == set(ApiKey)
     for key, message in REQUESTS.items():
         assert RESPONSES[key].versions == message.versions

@@ -172,6 +172,7 @@ def test_persistent_paths_are_kafka_28s() -> None:
         ("\u00e9/\u00fc", "%C3%A9%2F%C3%BC"),
         ("CN=a,O=b", "CN%3Da%2CO%3Db"),
         ("a-b_c.d", "a-b_c.d"),
+        ("<default>", "%3Cdefault%3E"),
     ],
 )
 def test_sanitize_entity_name(name: str, expected: str) -> None:
