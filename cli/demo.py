@@ -3,8 +3,9 @@
 A local 3-broker cluster gets topics and records; a fourth broker joins; a balanced plan is generated for
 it, executed under a throttle and verified until complete (which clears the throttles); every replica is
 checked to hold the same records; the preferred leaders are elected; the records read back as they were
-sent. Each step runs the real `kafkaops` executable and prints the command as an operator types it, then
-the tool's own output. Any step that fails stops the demo with exit code 1, as `set -e` stops a CI script;
+sent. The admin tools speak the Admin API (`--bootstrap-server`), so the same steps run against Kafka 2.4 to
+4.x. Each step runs the real `kafkaops` executable and prints the command as an operator types it, then the
+tool's own output. Any step that fails stops the demo with exit code 1, as `set -e` stops a CI script;
 whatever happens (Ctrl-C and SIGTERM included), the demo stops the processes it started.
 """
 
@@ -38,9 +39,6 @@ CLICKS = 5000
 """1 KiB records sent to `clicks`: enough bytes for the throttle to be seen at work."""
 THROTTLE = 1_000_000
 """Bytes/s of `--execute --throttle`: the replicas moving to the new broker copy a few MB under it."""
-BOOTSTRAP_TOOLS = frozenset({"leader-election", "preferred-replica-election"})
-"""The admin tools run with `--bootstrap-server` (the Admin API); the others are run with `--zookeeper` until
-they speak it."""
 SHOWN_LINES = 5
 """Of a long output (the records read back), the first lines printed; the rest is counted."""
 
@@ -58,11 +56,10 @@ class Demo:
     work_dir: Path
     bootstrap_server: str
 
-    def target(self, tool: str) -> list[str]:
-        """The connection flag a CI script passes to `tool`."""
-        if tool in BOOTSTRAP_TOOLS:
-            return ["--bootstrap-server", self.bootstrap_server]
-        return ["--zookeeper", self.cluster.zookeeper_connect]
+    @property
+    def target(self) -> list[str]:
+        """The connection flags of every admin step: the Admin API of one broker, as against Kafka 3.x/4.x."""
+        return ["--bootstrap-server", self.bootstrap_server]
 
 
 def demo_command(
@@ -123,12 +120,12 @@ def walk_through(demo: Demo) -> None:
     step(
         demo,
         "leader-election",
-        *demo.target("leader-election"),
+        *demo.target,
         "--election-type",
         "preferred",
         "--all-topic-partitions",
     )
-    step(demo, "topics", *demo.target("topics"), "--describe", "--topic", "orders")
+    step(demo, "topics", *demo.target, "--describe", "--topic", "orders")
     read_back(demo, sent)
 
 
@@ -138,7 +135,7 @@ def create_topics_with_data(demo: Demo) -> list[str]:
         step(
             demo,
             "topics",
-            *demo.target("topics"),
+            *demo.target,
             "--create",
             "--topic",
             topic,
@@ -190,7 +187,7 @@ def grow_and_rebalance(demo: Demo) -> None:
     generated = step(
         demo,
         "reassign-partitions",
-        *demo.target("reassign-partitions"),
+        *demo.target,
         "--topics-to-move-json-file",
         "topics-to-move.json",
         "--broker-list",
@@ -205,7 +202,7 @@ def grow_and_rebalance(demo: Demo) -> None:
     step(
         demo,
         "reassign-partitions",
-        *demo.target("reassign-partitions"),
+        *demo.target,
         "--reassignment-json-file",
         "plan.json",
         "--execute",
@@ -215,7 +212,7 @@ def grow_and_rebalance(demo: Demo) -> None:
     step(
         demo,
         "reassign-partitions",
-        *demo.target("reassign-partitions"),
+        *demo.target,
         "--reassignment-json-file",
         "plan.json",
         "--verify",

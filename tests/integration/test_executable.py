@@ -103,8 +103,8 @@ def test_demo_runs_end_to_end(tmp_path):
         "Successfully started partition reassignments for " + ",".join(DEMO_PARTITIONS) + "\n",
         "--reassignment-json-file plan.json --verify --wait\n",
         "Status of partition reassignment:\n"
-        + "".join(f"Reassignment of partition {tp} is complete.\n" for tp in DEMO_PARTITIONS)
-        + "Clearing broker-level throttles on brokers 0,1,2,3\nClearing topic-level throttles on topics clicks,orders\n",
+        + "".join(f"Reassignment of partition {tp} is complete.\n" for tp in DEMO_PARTITIONS),
+        "Clearing broker-level throttles on brokers 0,1,2,3\nClearing topic-level throttles on topics clicks,orders\n",
         ": verification process is started.\n",
         "among 9 partitions\n",
         "--election-type preferred --all-topic-partitions\n",
@@ -114,8 +114,12 @@ def test_demo_runs_end_to_end(tmp_path):
     ):
         assert expected in out, expected
     assert ": max lag is 0 for partition " in out
-    # the admin tools get their cluster from the flags printed with them
-    assert "--bootstrap-server 127.0.0.1:" in out.split("$ kafkaops leader-election")[1].splitlines()[0]
+    # every admin step speaks the Admin API to the broker named on its printed command line
+    commands = [line for line in out.splitlines() if line.startswith("$ kafkaops ")]
+    admin = [c for c in commands if c.split()[2] in ("topics", "reassign-partitions", "leader-election")]
+    assert len(admin) == 7, commands
+    assert all(" --bootstrap-server 127.0.0.1:" in c for c in admin), admin
+    assert not any("--zookeeper" in c for c in commands), commands
     election = out.split("--all-topic-partitions\n")[1].split("\n\n")[0].splitlines()
     assert election and all(
         line.startswith(("Successfully completed leader election (PREFERRED) for partitions ", "Valid replica"))
