@@ -1,43 +1,73 @@
-"""`kafkaops cluster demo`: the README's main job — a local 3-broker cluster and a walk through the tools.
+"""`kafkaops cluster demo`: the README's main job — what a CI script does to a cluster that grows.
 
-Each step runs the real `kafkaops` executable and prints the command and its output, exactly as an
-operator would see them: topics coming online, a broker killed and its leaderships moving, the
-broker's return, configs, deletion.
+A local 3-broker cluster gets topics and records; a fourth broker joins; a balanced plan is generated for
+it, executed under a throttle and verified until complete (which clears the throttles); every replica is
+checked to hold the same records; the preferred leaders are elected; the records read back as they were
+sent. The admin tools speak the Admin API (`--bootstrap-server`), so the same steps run against Kafka 2.4 to
+4.x. Each step runs the real `kafkaops` executable and prints the command as an operator types it, then the
+tool's own output. Any step that fails stops the demo with exit code 1, as `set -e` stops a CI script;
+whatever happens (Ctrl-C and SIGTERM included), the demo stops the processes it started.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from kafkaops.cli.common import state_dir
+from kafkaops.cli.common import ENV_CONFIG, ENV_STATE_DIR, ENV_ZOOKEEPER, state_dir
 from kafkaops.cli.output import kafka_errors
+from kafkaops.cluster.common.errors import UserError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
-from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import TopicPartition
 
 RACKS = {0: "rack-a", 1: "rack-b", 2: "rack-c"}
-BROKER_OVERRIDES = {"zookeeper.session.timeout.ms": 6000, "controlled.shutdown.retry.backoff.ms": 500}
+NEW_BROKER_RACK = "rack-d"
+TOPICS = {"orders": (6, 3), "clicks": (3, 2)}  # name: (partitions, replication factor)
+ORDERS = 2000
+"""Keyed records sent to `orders` and read back, compared one by one."""
+CLICKS = 5000
+"""1 KiB records sent to `clicks`: enough bytes for the throttle to be seen at work."""
+THROTTLE = 1_000_000
+"""Bytes/s of `--execute --throttle`: the replicas moving to the new broker copy a few MB under it."""
+SHOWN_LINES = 5
+"""Of a long output (the records read back), the first lines printed; the rest is counted."""
 
 
-DEMO_RECORDS = 1000
+class DemoStepFailed(UserError):
+    """A step's tool exited non-zero: the demo stops there, as a CI script run with `set -e` does."""
+
+
+@dataclass(frozen=True)
+class Demo:
+    """Where the steps run: the cluster's addresses, the environment and the directory of the JSON files."""
+
+    cluster: LocalCluster
+    env: dict[str, str]
+    work_dir: Path
+    bootstrap_server: str
+
+    @property
+    def target(self) -> list[str]:
+        """The connection flags of every admin step: the Admin API of one broker, as against Kafka 3.x/4.x."""
+        return ["--bootstrap-server", self.bootstrap_server]
 
 
 def demo_command(
     state: Annotated[Path | None, typer.Option("--state-dir", help="Where the demo cluster keeps its data.")] = None,
     keep_running: Annotated[bool, typer.Option("--keep-running", help="Leave the cluster running afterwards.")] = False,
 ) -> None:
-    """Start ZooKeeper and three brokers, then walk through topics, failures and configs."""
+    """Start ZooKeeper and three brokers, then grow the cluster as a CI script does: add a broker, move
+    partitions onto it under a throttle, verify, elect the preferred leaders, read the records back."""
     run_demo(state_dir(state) / "demo", keep_running)
 
 
@@ -48,24 +78,28 @@ def run_demo(state: Path, keep_running: bool) -> None:
         cluster.down()
     shutil.rmtree(state, ignore_errors=True)  # every demo starts from an empty cluster
     say(f"$ kafkaops cluster up --brokers 3   (state dir {state})")
-    env: dict[str, str] | None = None
+    demo: Demo | None = None
     try:
         # inside the `try`: a Ctrl-C or SIGTERM while ZooKeeper and the brokers start stops them too
-        cluster.up(brokers=3, broker_overrides=BROKER_OVERRIDES, racks=RACKS)
-        env = tool_env(cluster)
-        walk_through(cluster, env)
+        status = cluster.up(brokers=3, racks=RACKS)
+        work_dir = state / "ci"
+        work_dir.mkdir()
+        demo = Demo(cluster, tool_env(cluster), work_dir, status.bootstrap_servers.split(",")[0])
+        walk_through(demo)
     finally:
-        if env is None:
+        if demo is None:
             # --keep-running keeps a cluster that came up, not a half-started one nothing else would stop
             stop_started(cluster)
         elif not keep_running:
-            step(env, "cluster", "down")
+            step(demo, "cluster", "down", check=False)
 
 
 def tool_env(cluster: LocalCluster) -> dict[str, str]:
-    """The environment of every step: the demo's cluster, whatever the caller's config points at."""
-    env = {**os.environ, "KAFKAOPS_STATE_DIR": str(cluster.state_dir), "KAFKAOPS_ZOOKEEPER": cluster.zookeeper_connect}
-    env.pop("KAFKAOPS_CONFIG", None)
+    """The environment of every step: `cluster` commands find the demo's state dir; the admin tools get their
+    cluster from the flags printed with them, whatever the caller's environment points at."""
+    env = {**os.environ, ENV_STATE_DIR: str(cluster.state_dir)}
+    env.pop(ENV_ZOOKEEPER, None)
+    env.pop(ENV_CONFIG, None)
     return env
 
 
@@ -78,48 +112,44 @@ def stop_started(cluster: LocalCluster) -> None:
         LocalZooKeeper.from_state_dir(cluster.state_dir).stop()
 
 
-def walk_through(cluster: LocalCluster, env: dict[str, str]) -> None:
-    with KafkaZkClient(cluster.zookeeper_connect) as zk:
-        create_topics(env, zk)
-        bootstrap = ",".join(b.endpoint.removeprefix("PLAINTEXT://") for b in cluster.status().brokers if b.endpoint)
-        produce(env, bootstrap)
-        fail_broker(env, zk, bootstrap)
-        restart_broker(env, zk)
-        alter_configs_and_delete(env, zk, cluster)
-
-
-def online(zk: KafkaZkClient, topic: str, partitions: int, without: int | None = None) -> bool:
-    found = zk.get_partition_states(TopicPartition(topic, p) for p in range(partitions))
-    return all(s is not None and s.leader_and_isr.leader not in (-1, without) for s in found.values())
-
-
-def create_topics(env: dict[str, str], zk: KafkaZkClient) -> None:
-    step(env, "cluster", "status")
-    step(env, "topics", "--create", "--topic", "orders", "--partitions", "6", "--replication-factor", "3")
+def walk_through(demo: Demo) -> None:
+    step(demo, "cluster", "status")
+    sent = create_topics_with_data(demo)
+    grow_and_rebalance(demo)
+    step(demo, "replica-verification", "--broker-list", demo.bootstrap_server, "--time", "-2", "--once")
     step(
-        env,
-        "topics",
-        "--create",
-        "--topic",
-        "payments",
-        "--replica-assignment",
-        "0:1,1:2,2:0",
-        "--config",
-        "retention.ms=86400000",
+        demo,
+        "leader-election",
+        *demo.target,
+        "--election-type",
+        "preferred",
+        "--all-topic-partitions",
     )
-    step(env, "topics", "--create", "--topic", "bad topic!", "--partitions", "1", "--replication-factor", "1")
-    step(env, "topics", "--create", "--topic", "orders", "--partitions", "1", "--replication-factor", "4")
-    wait(lambda: online(zk, "orders", 6) and online(zk, "payments", 3), "the controller brings the partitions online")
-    step(env, "topics", "--describe")
+    step(demo, "topics", *demo.target, "--describe", "--topic", "orders")
+    read_back(demo, sent)
 
 
-def produce(env: dict[str, str], bootstrap: str) -> None:
-    # Real records, replicated to the ISR before they are acknowledged (acks=all).
+def create_topics_with_data(demo: Demo) -> list[str]:
+    """The topics, `orders`' keyed records (returned, as the consumer prints them) and `clicks`' bulk."""
+    for topic, (partitions, replication_factor) in TOPICS.items():
+        step(
+            demo,
+            "topics",
+            *demo.target,
+            "--create",
+            "--topic",
+            topic,
+            "--partitions",
+            str(partitions),
+            "--replication-factor",
+            str(replication_factor),
+        )
+    records = [(f"order-{i}", f"amount={i * 10}") for i in range(ORDERS)]
     step(
-        env,
+        demo,
         "console-producer",
         "--bootstrap-server",
-        bootstrap,
+        demo.bootstrap_server,
         "--topic",
         "orders",
         "--request-required-acks",
@@ -128,135 +158,130 @@ def produce(env: dict[str, str], bootstrap: str) -> None:
         "parse.key=true",
         "--property",
         "key.separator=:",
-        stdin="".join(f"order-{i}:amount={i * 10}\n" for i in range(DEMO_RECORDS)),
+        stdin="".join(f"{key}:{value}\n" for key, value in records),
     )
     step(
-        env,
+        demo,
         "producer-perf-test",
         "--topic",
-        "orders",
+        "clicks",
         "--num-records",
-        "20000",
+        str(CLICKS),
         "--record-size",
         "1024",
         "--throughput",
         "-1",
         "--producer-props",
-        f"bootstrap.servers={bootstrap}",
+        f"bootstrap.servers={demo.bootstrap_server}",
         "acks=all",
     )
+    return [f"{key}\t{value}" for key, value in records]
 
 
-def fail_broker(env: dict[str, str], zk: KafkaZkClient, bootstrap: str) -> None:
-    step(env, "cluster", "stop-broker", "1", "--hard")
-    wait(
-        lambda: online(zk, "orders", 6, without=1) and online(zk, "payments", 3, without=1),
-        "broker 1's session expires; the controller moves its leaderships to in-sync replicas",
-        30,
+def grow_and_rebalance(demo: Demo) -> None:
+    """Kafka's "Expanding your cluster": a new broker, a balanced plan onto it, executed under a throttle and
+    verified until complete."""
+    step(demo, "cluster", "add-broker", "--rack", NEW_BROKER_RACK)
+    topics_to_move = {"topics": [{"topic": topic} for topic in TOPICS], "version": 1}
+    show_file(demo, "topics-to-move.json", json.dumps(topics_to_move))
+    generated = step(
+        demo,
+        "reassign-partitions",
+        *demo.target,
+        "--topics-to-move-json-file",
+        "topics-to-move.json",
+        "--broker-list",
+        "0,1,2,3",
+        "--generate",
     )
-    step(env, "topics", "--describe", "--topic", "orders")
-    step(env, "topics", "--describe", "--under-replicated-partitions")
-    # Every acknowledged record is still there, served by the new leaders.
+    # Kafka's --generate prints the current assignment, then the proposal: a CI script keeps both
+    documents = [line for line in generated.stdout.splitlines() if line.startswith("{")]
+    (demo.work_dir / "rollback.json").write_text(documents[0] + "\n")
+    (demo.work_dir / "plan.json").write_text(documents[-1] + "\n")
+    say("# the proposed assignment saved as plan.json, the current one as rollback.json\n")
     step(
-        env,
+        demo,
+        "reassign-partitions",
+        *demo.target,
+        "--reassignment-json-file",
+        "plan.json",
+        "--execute",
+        "--throttle",
+        str(THROTTLE),
+    )
+    step(
+        demo,
+        "reassign-partitions",
+        *demo.target,
+        "--reassignment-json-file",
+        "plan.json",
+        "--verify",
+        "--wait",
+    )
+
+
+def read_back(demo: Demo, sent: list[str]) -> None:
+    """Every record of `orders`, read back through the new leaders and replicas, is compared with what was
+    sent (as a multiset: the order is per partition)."""
+    consumed = step(
+        demo,
         "console-consumer",
         "--bootstrap-server",
-        bootstrap,
+        demo.bootstrap_server,
         "--topic",
         "orders",
-        "--partition",
-        "0",
         "--from-beginning",
         "--max-messages",
-        "3",
+        str(len(sent)),
         "--property",
         "print.key=true",
-        "--property",
-        "print.offset=true",
+        shown=SHOWN_LINES,
     )
+    received = Counter(consumed.stdout.splitlines())
+    missing = Counter(sent) - received
+    unexpected = received - Counter(sent)
+    if missing or unexpected:
+        raise DemoStepFailed(
+            f"The records read back differ from those sent: {sum(missing.values())} missing "
+            f"(e.g. {', '.join(sorted(missing)[:3]) or '-'}), {sum(unexpected.values())} unexpected "
+            f"(e.g. {', '.join(sorted(unexpected)[:3]) or '-'})"
+        )
+    say(f"# all {len(sent)} records read back intact: every key and value as sent\n")
 
 
-def restart_broker(env: dict[str, str], zk: KafkaZkClient) -> None:
-    step(env, "cluster", "start-broker", "1")
-    step(env, "cluster", "status")
-    wait(
-        lambda: all(
-            s is not None and len(s.leader_and_isr.isr) == 3
-            for s in zk.get_partition_states(TopicPartition("orders", p) for p in range(6)).values()
-        ),
-        "broker 1 truncates to the new leaders' logs, catches up and rejoins every ISR",
-        60,
-    )
-    step(env, "topics", "--describe", "--under-replicated-partitions")
+def show_file(demo: Demo, name: str, text: str) -> None:
+    """Write a file the next steps read, shown as `cat` shows it."""
+    (demo.work_dir / name).write_text(text + "\n")
+    say(f"$ cat {name}\n{text}\n")
 
 
-def alter_configs_and_delete(env: dict[str, str], zk: KafkaZkClient, cluster: LocalCluster) -> None:
-    step(
-        env,
-        "configs",
-        "--alter",
-        "--topic",
-        "orders",
-        "--add-config",
-        "retention.ms=3600000,cleanup.policy=[compact,delete]",
-    )
-    step(
-        env,
-        "configs",
-        "--alter",
-        "--entity-type",
-        "brokers",
-        "--entity-default",
-        "--add-config",
-        "follower.replication.throttled.rate=10485760",
-    )
-    step(env, "configs", "--describe", "--entity-type", "topics")
-    step(env, "topics", "--describe", "--topics-with-overrides")
-    step(env, "topics", "--delete", "--topic", "payments")
-    wait(lambda: not zk.exists("/brokers/topics/payments"), "the controller deletes the topic's replicas")
-    step(env, "topics", "--list", "--output", "json")
-    # every broker wrote state-change.log in Kafka's words: one timeline for one partition
-    logs = ",".join(str(cluster.broker_dir(b) / "logs" / "state-change.log") for b in sorted(RACKS))
-    step(
-        env,
-        "state-change-log-merger",
-        "--logs",
-        logs,
-        "--topic",
-        "orders",
-        "--partitions",
-        "0",
-        "--level",
-        "INFO",
-    )
-
-
-def step(env: dict[str, str], *args: str, stdin: str | None = None) -> None:
+def step(
+    demo: Demo, *args: str, stdin: str | None = None, check: bool = True, shown: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `kafkaops *args` as an operator would, in the demo's work dir; print the command and its output
+    (of stdout, the first `shown` lines only). Raises DemoStepFailed if the tool fails and `check`."""
     say("$ kafkaops " + shlex.join(args) + (f"   ({stdin.count(chr(10))} lines on stdin)" if stdin else ""))
     completed = subprocess.run(
         [sys.executable, "-m", "kafkaops.cli", *args],
-        env=env,
+        env=demo.env,
+        cwd=demo.work_dir,
         input=stdin,
         capture_output=True,
         text=True,
         check=False,
     )
-    sys.stdout.write(completed.stdout)
+    lines = completed.stdout.splitlines(keepends=True)
+    sys.stdout.writelines(lines if shown is None else lines[:shown])
+    if shown is not None and len(lines) > shown:
+        say(f"... ({len(lines) - shown} more lines)")
     sys.stdout.write(completed.stderr)
     if completed.returncode:
         say(f"(exit code {completed.returncode})")
     sys.stdout.write("\n")
-
-
-def wait(condition: Callable[[], bool], what: str, timeout_s: float = 20.0) -> None:
-    say(f"... waiting: {what}")
-    started = time.monotonic()
-    while not condition():
-        if time.monotonic() - started > timeout_s:
-            say(f"... still not done after {timeout_s:.0f}s")
-            return
-        time.sleep(0.2)
-    say(f"... done in {time.monotonic() - started:.1f}s\n")
+    sys.stdout.flush()
+    if check and completed.returncode:
+        raise DemoStepFailed(f"The demo stopped: `kafkaops {shlex.join(args)}` exited with {completed.returncode}")
+    return completed
 
 
 def say(line: str) -> None:
