@@ -37,6 +37,7 @@ from kafkaops.admin.kafka_text import (
     topic_partition_hash,
 )
 from kafkaops.admin.reassignment_ops import legal_topics
+from kafkaops.cluster.common import java_errors
 from kafkaops.cluster.common.errors import (
     AdminOperationError,
     BrokerError,
@@ -194,25 +195,11 @@ class ElectionResult:
         return {tp: errors[tp] for tp in scala_mutable_hash_order(errors, topic_partition_hash)}
 
 
-_JAVA_EXCEPTION_NAMES = {
-    "REQUEST_TIMED_OUT": "TimeoutException",
-    "UNKNOWN_SERVER_ERROR": "UnknownServerException",
-    "CLUSTER_AUTHORIZATION_FAILED": "ClusterAuthorizationException",
-    "TOPIC_AUTHORIZATION_FAILED": "TopicAuthorizationException",
-    "NETWORK_EXCEPTION": "NetworkException",
-}
-
-
 def java_exception_text(error: BrokerError) -> str:
     """Java's `Throwable.toString` of the exception Kafka's client builds for `error`, as
     kafka-leader-election prints it: `org.apache.kafka.common.errors.<Name>Exception: <message>`, the
     message being the controller's or, without one, Kafka's default text for the code."""
-    name = _JAVA_EXCEPTION_NAMES.get(error.name)
-    if name is None:
-        words = error.name.removesuffix("_EXCEPTION").split("_")
-        name = "".join(w.capitalize() for w in words) + "Exception"
-    message = error.message or (type(error).__doc__ or "").strip()
-    return f"org.apache.kafka.common.errors.{name}" + (f": {message}" if message else "")
+    return java_errors.java_exception_text(error.code, error.message)
 
 
 # --- preferred elections through ZooKeeper -------------------------------------------------------
