@@ -467,6 +467,11 @@ QUOTA_REFUSALS: list[tuple[tuple[str, ...], str]] = [
 def test_configs_of_users_and_clients_bad_input(tools: Tools):
     """Kafka's message, exit 1, ZooKeeper unchanged; an unknown key in both modes."""
     tools.run("zookeeper", "configs", "--alter", "--client", "c1", "--add-config", "request_percentage=10")
+    # the brokers' first high-watermark checkpoint comes on a timer: before the snapshots, not between them
+    checkpoints = [
+        tools.local.broker_dir(b) / "data" / "replication-offset-checkpoint" for b in tools.local.broker_ids()
+    ]
+    wait_for(lambda: all(c.exists() for c in checkpoints), what="the brokers' first checkpoint")
     for args, message in QUOTA_REFUSALS:
         assert_refused(tools, "bootstrap-server", "configs", args, message)
     for mode, message in [
