@@ -172,11 +172,17 @@ def describe_quota_entities(
 ) -> list[tuple[QuotaEntity, dict[str, float]]]:
     """DescribeClientQuotas with `ClientQuotaFilter.containsOnly`: the entities of exactly these types
     that have a quota, in the order of the Admin client's `HashMap<ClientQuotaEntity, ...>`."""
-    described = describe_client_quotas(client, quota_filter(entity_types, entity_names), strict=True)
-    by_key = {repr(sorted(entity.items(), key=str)): (entity, values) for entity, values in described}
-    hashes = {key: _quota_entity_hash(entity) for key, (entity, _) in by_key.items()}
-    order = java_hash_map_order(list(by_key), hashes.__getitem__, len(by_key))
-    return [by_key[key] for key in order]
+    return admin_client_order(describe_client_quotas(client, quota_filter(entity_types, entity_names), strict=True))
+
+
+def admin_client_order(
+    described: Sequence[tuple[QuotaEntity, dict[str, float]]],
+) -> list[tuple[QuotaEntity, dict[str, float]]]:
+    """DescribeClientQuotasResponse's `new HashMap<ClientQuotaEntity, ...>(size)` order of the entries,
+    filled in the response's order."""
+    hashes = [_quota_entity_hash(entity) for entity, _ in described]
+    order = java_hash_map_order(range(len(described)), hashes.__getitem__, len(described))
+    return [described[i] for i in order]
 
 
 def _scala_keys(add: Mapping[str, str], keep: Callable[[str], bool]) -> list[str]:
