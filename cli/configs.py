@@ -27,7 +27,7 @@ from kafkaops.cli.common import (
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cli.topics import MESSAGE_FORMAT_WARNING
 from kafkaops.cluster.common.errors import InvalidArgumentError, UsageError
-from kafkaops.cluster.common.jvm_text import hash_map_order, java_double_string
+from kafkaops.cluster.common.jvm_text import java_double_string, java_hash_map_order, java_string_hash
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.znodes import DEFAULT_ENTITY_NAME, ConfigType
 
@@ -43,10 +43,6 @@ _BROKER_ENTITY_TYPES = (
 )
 """Kafka's `BrokerSupportedConfigTypes`: what --bootstrap-server accepts (broker-loggers not offered here)."""
 CLIENT_ID = "kafkaops-configs"
-QUOTAS_NEED_ZOOKEEPER = (
-    "kafkaops configs --bootstrap-server describes and alters topics and brokers; "
-    "for users and clients use --zookeeper (or leave both out for the local cluster)"
-)
 
 
 def resolve_entity(
@@ -106,6 +102,9 @@ def resolve_entity(
         if entity_type == ConfigType.TOPIC and not any(names):
             raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity_type}")
     if entity_type in (ConfigType.USER, ConfigType.CLIENT):
+        if bootstrap and alter and len(names) != len(types):
+            # ConfigCommand.processCommand's check, before parseClientQuotaEntity's (ZooKeeper mode only)
+            raise InvalidArgumentError("An entity name must be specified for every entity type")
         return admin_configs.parse_client_quota_entity(types, names, alter)
     if len(names) > 1:
         raise InvalidArgumentError("Only one entity name may be given for the entity type " + entity_type)
@@ -261,10 +260,15 @@ def configs_command(
     entity = resolve_entity(entity_type or [], names, flags, alter, bootstrap=bootstrap_server is not None)
     to_add, to_delete = _changes(add_config, add_config_file, delete_config) if alter else ({}, [])
     if bootstrap_server is not None:
-        if entity.entity_type not in (ConfigType.TOPIC, ConfigType.BROKER):
-            raise InvalidArgumentError(QUOTAS_NEED_ZOOKEEPER)
         with admin_client(bootstrap_server, command_config, CLIENT_ID) as (admin, _):
-            lines, document = _run_via_admin(admin, entity, alter, to_add, to_delete, all_)
+            if entity.entity_type in configs_admin_ops.QUOTA_ENTITY_TYPES:
+                # Kafka passes the types and names as given (their order too) to the Admin API
+                types = (entity_type or []) + [t for t, _ in flags]
+                lines, document = _run_quotas_via_admin(
+                    admin, types, list(names) + [n for _, n in flags], alter, to_add, to_delete
+                )
+            else:
+                lines, document = _run_via_admin(admin, entity, alter, to_add, to_delete, all_)
     else:
         with zookeeper(zookeeper_connect, state) as zk:
             lines, document = _run_via_zookeeper(zk, entity, alter, to_add, to_delete)
@@ -339,10 +343,7 @@ def _run_via_admin(
     if alter:
         lines = _message_format_warning(to_add)
         configs_admin_ops.alter_entity(client, entity.entity_type, name or "", to_add, to_delete)
-        if name:
-            lines.append(f"Completed updating config for {singular} {name}.")
-        else:
-            lines.append(f"Completed updating default config for {entity.entity_type} in the cluster.")
+        lines.append(completed_text(entity.entity_type, name or ""))
         document: object = {
             "entity_type": entity.entity_type,
             "entity_name": name,
@@ -378,6 +379,38 @@ def _run_via_admin(
     return lines, document
 
 
+def completed_text(entity_type: str, name: str) -> str:
+    """`alterConfig`'s last line with an AdminClient: the first entity type and name given ("" a default)."""
+    if name:
+        return f"Completed updating config for {entity_type.removesuffix('s')} {name}."
+    return f"Completed updating default config for {entity_type} in the cluster."
+
+
+def _run_quotas_via_admin(
+    client: KafkaClient,
+    entity_types: list[str],
+    entity_names: list[str],
+    alter: bool,
+    to_add: dict[str, str],
+    to_delete: list[str],
+) -> tuple[list[str], object]:
+    """Kafka's `alterConfig` / `describeQuotaConfigs` of users and clients with an AdminClient, and their
+    texts (SCRAM credentials are neither altered nor described: kafkaops' brokers have no SASL)."""
+    if alter:
+        configs_admin_ops.alter_quota_entity(client, entity_types, entity_names, to_add, to_delete)
+        document: object = {
+            "entity_types": entity_types,
+            "entity_names": [n or None for n in entity_names],
+            "added": to_add,
+            "deleted": to_delete,
+        }
+        return [completed_text(entity_types[0], entity_names[0])], document
+    described = configs_admin_ops.describe_quota_entities(client, entity_types, entity_names)
+    lines = [quota_configs_text(entity, values) for entity, values in described]
+    document = [{"entity": entity, "configs": values} for entity, values in described]
+    return lines, document
+
+
 def config_entry_line(entry: ConfigEntry) -> str:
     """ConfigCommand's `  name=value sensitive=false synonyms={SOURCE:name=value, ...}` (Java prints null)."""
     synonyms = ", ".join(f"{s.source.name}:{s.name}={_java(s.value)}" for s in entry.synonyms)
@@ -398,6 +431,8 @@ def quota_configs_text(entity: Mapping[str, str | None], values: Mapping[str, fl
         for t in (client_quotas.USER, client_quotas.CLIENT_ID, client_quotas.IP)
         if t in entity
     ]
-    # a java.util.HashMap<String, Double>: its keys' hash order, values as Double.toString
-    shown = ", ".join(f"{key}={java_double_string(values[key])}" for key in hash_map_order(values))
+    # DescribeClientQuotasResponse's `new HashMap<String, Double>(size)`: its keys' hash order at that
+    # capacity, values as Double.toString
+    order = java_hash_map_order(values, java_string_hash, len(values))
+    shown = ", ".join(f"{key}={java_double_string(values[key])}" for key in order)
     return f"Quota configs for {', '.join(parts)} are {shown}"

@@ -328,6 +328,162 @@ def test_dynamic_broker_configs_on_live_brokers_need_the_bootstrap_server(tools:
     assert tools.zk.get_entity_config("brokers", "<default>")[0] == {"log.cleaner.threads": "3"}
 
 
+# --- configs of users and clients (client quotas) --------------------------------------------------
+
+QUOTA_ALTERATIONS: list[tuple[tuple[str, ...], str, str]] = [
+    # (arguments, --zookeeper's text, --bootstrap-server's text: the first entity type and name given)
+    (
+        ("--entity-type", "users", "--entity-name", "u1", "--entity-type", "clients", "--entity-name", "c1",
+         "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048"),
+        "Completed updating config for entity: user-principal 'u1', client-id 'c1'.",
+        "Completed updating config for user u1.",
+    ),
+    (
+        ("--entity-type", "users", "--entity-name", "u1", "--add-config", "request_percentage=50.5"),
+        "Completed updating config for entity: user-principal 'u1'.",
+        "Completed updating config for user u1.",
+    ),
+    (
+        ("--client", "c1", "--add-config", "producer_byte_rate=512"),
+        "Completed updating config for entity: client-id 'c1'.",
+        "Completed updating config for client c1.",
+    ),
+    (
+        ("--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-default",
+         "--add-config", "producer_byte_rate=4096"),
+        "Completed updating config for entity: default user-principal, default client-id.",
+        "Completed updating default config for users in the cluster.",
+    ),
+    (
+        ("--client-defaults", "--add-config", "consumer_byte_rate=100"),
+        "Completed updating config for entity: default client-id.",
+        "Completed updating default config for clients in the cluster.",
+    ),
+    (
+        ("--entity-type", "clients", "--entity-name", "c1", "--entity-type", "users", "--entity-name", "u1",
+         "--delete-config", "consumer_byte_rate"),
+        "Completed updating config for entity: user-principal 'u1', client-id 'c1'.",
+        "Completed updating config for client c1.",
+    ),
+]  # fmt: skip
+
+
+def quota_znodes(zk: KafkaZkClient) -> dict[str, bytes]:
+    return {path: data for root in ("/config/users", "/config/clients") for path, data in read_tree(zk, root).items()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_configs_of_users_and_clients_in_both_modes(tools: Tools, mode: str):
+    """Users, clients, <user, client-id> pairs and the defaults: each mode's Kafka text, the same znodes."""
+    for args, zk_text, bootstrap_text in QUOTA_ALTERATIONS:
+        result = tools.run(mode, "configs", "--alter", *args)
+        expected = zk_text if mode == "zookeeper" else bootstrap_text
+        assert (result.exit_code, result.stdout) == (0, expected + "\n"), (args, result.stderr)
+    json_of = {path: json.loads(data) for path, data in quota_znodes(tools.zk).items() if data}
+    assert json_of == {
+        "/config/users/u1": {"version": 1, "config": {"request_percentage": "50.5"}},
+        "/config/users/u1/clients/c1": {"version": 1, "config": {"producer_byte_rate": "1024"}},
+        "/config/users/<default>/clients/<default>": {"version": 1, "config": {"producer_byte_rate": "4096"}},
+        "/config/clients/c1": {"version": 1, "config": {"producer_byte_rate": "512"}},
+        "/config/clients/<default>": {"version": 1, "config": {"consumer_byte_rate": "100"}},
+    }
+    if mode == "zookeeper":
+        return
+    for args, lines in [
+        (
+            ("--entity-type", "users", "--entity-name", "u1", "--entity-type", "clients", "--entity-name", "c1"),
+            ["Quota configs for user-principal 'u1', client-id 'c1' are producer_byte_rate=1024.0"],
+        ),
+        (("--entity-type", "users"), ["Quota configs for user-principal 'u1' are request_percentage=50.5"]),
+        (
+            ("--entity-type", "clients"),
+            [
+                "Quota configs for client-id 'c1' are producer_byte_rate=512.0",
+                "Quota configs for the default client-id are consumer_byte_rate=100.0",
+            ],
+        ),
+        (
+            ("--user-defaults", "--client-defaults"),
+            ["Quota configs for the default user-principal, the default client-id are producer_byte_rate=4096.0"],
+        ),
+        (("--entity-type", "users", "--entity-name", "nobody"), []),
+    ]:
+        result = tools.run(mode, "configs", "--describe", *args)
+        assert result.exit_code == 0, result.stderr
+        assert sorted(result.stdout.splitlines()) == sorted(lines), args
+
+
+QUOTA_REFUSALS: list[tuple[tuple[str, ...], str]] = [
+    (
+        ("--alter", "--entity-type", "clients", "--entity-name", "c1", "--add-config", "SCRAM-SHA-256=[password=x]"),
+        "Only quota configs can be added for 'clients' using --bootstrap-server. "
+        "Unexpected config names: Set(SCRAM-SHA-256)",
+    ),
+    (
+        ("--alter", "--user", "u1", "--client", "c1", "--delete-config", "bogus,SCRAM-SHA-512"),
+        "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+        "Unexpected config names: ArrayBuffer(bogus, SCRAM-SHA-512)",
+    ),
+    (
+        ("--alter", "--user", "u1", "--delete-config", "bogus"),
+        "Only quota and SCRAM credential configs can be deleted for 'users' using --bootstrap-server. "
+        "Unexpected config names: ArrayBuffer(bogus)",
+    ),
+    (
+        ("--alter", "--user-defaults", "--add-config", "SCRAM-SHA-256=[password=x]"),
+        "The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using "
+        "--bootstrap-server.",
+    ),
+    (
+        ("--alter", "--user", "u1", "--add-config", "SCRAM-SHA-256=[password=x],producer_byte_rate=1"),
+        "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.",
+    ),
+    (
+        ("--alter", "--user", "u1", "--add-config", "SCRAM-SHA-256=[password=x]"),
+        "kafkaops configs does not manage SCRAM credentials (SCRAM-SHA-256): only quota configs may be set for users",
+    ),
+    (("--alter", "--client", "c1", "--delete-config", "producer_byte_rate"), "Invalid config(s): producer_byte_rate"),
+    (
+        ("--alter", "--client", "c1", "--add-config", "producer_byte_rate=abc"),
+        "Cannot parse quota configuration value for producer_byte_rate: abc",
+    ),
+    (
+        ("--alter", "--client", "c1", "--add-config", "producer_byte_rate=10.5"),
+        "Configuration producer_byte_rate must be a LONG value",  # the broker's InvalidRequestException
+    ),
+    (
+        ("--alter", "--entity-type", "users", "--entity-type", "clients", "--entity-name", "u1",
+         "--add-config", "producer_byte_rate=1"),
+        "An entity name must be specified for every entity type",
+    ),
+    (
+        ("--describe", "--entity-type", "users", "--entity-name", "a", "--entity-name", "b"),
+        "More entity names specified than entity types",
+    ),
+]  # fmt: skip
+
+
+def test_configs_of_users_and_clients_bad_input(tools: Tools):
+    """Kafka's message, exit 1, ZooKeeper unchanged; an unknown key in both modes."""
+    tools.run("zookeeper", "configs", "--alter", "--client", "c1", "--add-config", "request_percentage=10")
+    # the brokers' first high-watermark checkpoint comes on a timer: before the snapshots, not between them
+    checkpoints = [
+        tools.local.broker_dir(b) / "data" / "replication-offset-checkpoint" for b in tools.local.broker_ids()
+    ]
+    wait_for(lambda: all(c.exists() for c in checkpoints), what="the brokers' first checkpoint")
+    for args, message in QUOTA_REFUSALS:
+        assert_refused(tools, "bootstrap-server", "configs", args, message)
+    for mode, message in [
+        ("zookeeper", "requirement failed: Unknown Dynamic Configuration: HashSet(bogus)."),
+        (
+            "bootstrap-server",
+            "Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. "
+            "Unexpected config names: Set(bogus)",
+        ),
+    ]:
+        assert_refused(tools, mode, "configs", ("--alter", "--user", "u1", "--add-config", "bogus=1"), message)
+
+
 # --- reassign-partitions --------------------------------------------------------------------------
 
 
