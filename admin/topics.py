@@ -178,11 +178,13 @@ def create_topic(
     rng: assign.IntRandom | None = None,
     validate_only: bool = False,
     brokers: Sequence[tuple[int, str | None]] | None = None,
+    topic_id: str | None = None,
 ) -> CreateTopicResult:
     """`AdminZkClient.createTopic` / `createTopicWithAssignment`, then one atomic write.
 
     kafka-topics passes the flags; a broker's CreateTopics passes `validate_only` and `brokers`, the
-    (id, rack) pairs of its metadata cache's live brokers (None: the brokers registered in ZooKeeper).
+    (id, rack) pairs of its metadata cache's live brokers (None: the brokers registered in ZooKeeper), and
+    the new topic's `topic_id` (Kafka 2.8's `usesTopicId`; kafka-topics --zookeeper writes none).
     With `validate_only` everything is checked and nothing written (`created` is then False)."""
     validate_topic_name(topic)
     # Kafka's createTopicWithAssignment reads no rack information: a given assignment needs none
@@ -201,7 +203,7 @@ def create_topic(
         _validate_topic_create(zk, topic, assignment, config)
         if validate_only:
             return CreateTopicResult(topic, False, assignment, dict(config))
-        zk.create_topic(topic, assignment, config)
+        zk.create_topic(topic, assignment, config, topic_id)
     except TopicExistsError:
         if if_not_exists:
             return CreateTopicResult(topic, False, assignment, dict(config))

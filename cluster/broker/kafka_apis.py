@@ -331,7 +331,11 @@ class KafkaApis:
         brokers = cache.alive_brokers()
         names = cache.topics() if request.topics is None else request.topics
         return responses.metadata_response(
-            brokers, ((name, cache.partitions(name)) for name in names), self.cluster_id, cache.controller_id
+            brokers,
+            ((name, cache.partitions(name)) for name in names),
+            self.cluster_id,
+            cache.controller_id,
+            cache.topic_ids(),
         )
 
     async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:

@@ -2,13 +2,15 @@
 
 It answers Kafka's Metadata request. Replaced wholesale per partition by each UpdateMetadata, whose
 partition states it keeps as they came (as Kafka's cache does); a partition whose leader is -2
-(LeaderDuringDelete) is removed. Thread-safe: the request handlers read it while UpdateMetadata writes
-it.
+(LeaderDuringDelete) is removed, and with a topic's last partition its id. Topic ids (UpdateMetadata v7+)
+are kept per topic: a request that names none for a topic keeps the one known, as Kafka 2.8's cache
+merges them. Thread-safe: the request handlers read it while UpdateMetadata writes it.
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,7 @@ class MetadataCache:
         self._lock = threading.Lock()
         self._brokers: dict[int, CachedBroker] = {}
         self._partitions: dict[str, dict[int, UpdateMetadataPartitionState]] = {}
+        self._topic_ids: dict[str, uuid.UUID] = {}
         self.controller_id: int | None = None
 
     def update(self, request: UpdateMetadataRequest) -> list[TopicPartition]:
@@ -40,6 +43,7 @@ class MetadataCache:
         with self._lock:
             self.controller_id = request.controller_id
             self._brokers = {broker.broker_id: broker for broker in request.live_brokers}
+            self._topic_ids.update(request.topic_ids)
             for state in request.partition_states:
                 name, index = state.topic_name, state.partition_index
                 if state.leader == LEADER_DURING_DELETE:
@@ -47,6 +51,7 @@ class MetadataCache:
                     topic.pop(index, None)
                     if not topic:
                         self._partitions.pop(name, None)
+                        self._topic_ids.pop(name, None)
                     deleted.append(state.partition)
                     continue
                 self._partitions.setdefault(name, {})[index] = state
@@ -64,6 +69,24 @@ class MetadataCache:
         """Whether the topic has partitions in the cache (Kafka's `contains`)."""
         with self._lock:
             return topic in self._partitions
+
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """The topic's id; None when the cache has none (Kafka answers the zero UUID)."""
+        with self._lock:
+            return self._topic_ids.get(topic)
+
+    def topic_ids(self) -> dict[str, uuid.UUID]:
+        """A copy of every known topic id, by topic name."""
+        with self._lock:
+            return dict(self._topic_ids)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The topic with this id, if the cache has it (what DeleteTopics v6 resolves ids with)."""
+        with self._lock:
+            for name, known in self._topic_ids.items():
+                if known == topic_id:
+                    return name
+            return None
 
     def partitions(self, topic: str) -> dict[int, UpdateMetadataPartitionState] | None:
         with self._lock:

@@ -15,8 +15,9 @@ as Kafka prints them); the metadata cache keeps the latter as they came.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
@@ -273,6 +274,8 @@ class UpdateMetadataRequest:
     broker_epoch: int
     live_brokers: tuple[CachedBroker, ...]
     partition_states: tuple[UpdateMetadataPartitionState, ...]
+    topic_ids: Mapping[str, uuid.UUID] = field(default_factory=dict)
+    """The topics' ids (v7+; the zero UUID, meaning none, is left out), as Kafka's cache takes them."""
 
     @classmethod
     def from_wire(cls, body: Body) -> UpdateMetadataRequest:
@@ -295,6 +298,7 @@ class UpdateMetadataRequest:
                 )
                 for topic, state in iter_partition_states(body)
             ),
+            {t["topic_name"]: t["topic_id"] for t in body["topic_states"] if t.get("topic_id", ZERO_UUID) != ZERO_UUID},
         )
 
 

@@ -8,6 +8,7 @@ writes what the response's version has.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import RESPONSES, SUPPORTED_VERSIONS, ApiKey
-from kafkaops.cluster.protocol.types import Buffer
+from kafkaops.cluster.protocol.types import ZERO_UUID, Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
 from kafkaops.cluster.zk.values import INTERNAL_TOPICS, TopicPartition
 
@@ -309,10 +310,11 @@ def metadata_response(
     topics: Iterable[tuple[str, Mapping[int, UpdateMetadataPartitionState] | None]],
     cluster_id: str | None,
     controller_id: int | None,
+    topic_ids: Mapping[str, uuid.UUID] | None = None,
 ) -> Body:
-    """A Metadata response body (any version 0-11: the codec drops what a version lacks; topic ids stay the
-    zero UUID, as our controller's UpdateMetadata v5 carries none), from the cache's
-    brokers and partition states (None: a topic the cache does not know).
+    """A Metadata response body (any version 0-11: the codec drops what a version lacks), from the cache's
+    brokers, partition states (None: a topic the cache does not know) and topic ids (v10+; the zero UUID
+    for a topic without one, as Kafka's `getTopicMetadata`).
 
     Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive
     is LEADER_NOT_AVAILABLE; missing replicas are REPLICA_NOT_AVAILABLE only for old clients, so like
@@ -346,7 +348,13 @@ def metadata_response(
                 }
             )
         topic_entries.append(
-            {"error_code": NONE, "name": topic, "is_internal": topic in INTERNAL_TOPICS, "partitions": entries}
+            {
+                "error_code": NONE,
+                "name": topic,
+                "topic_id": (topic_ids or {}).get(topic, ZERO_UUID),
+                "is_internal": topic in INTERNAL_TOPICS,
+                "partitions": entries,
+            }
         )
     return {
         "throttle_time_ms": 0,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,9 +47,10 @@ from kafkaops.cluster.common.errors import (
     KafkaOpsError,
     UnknownConfigNameError,
 )
+from kafkaops.cluster.protocol.types import ZERO_UUID
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
-from kafkaops.cluster.zk.values import NO_LEADER
+from kafkaops.cluster.zk.values import NO_LEADER, kafka_uuid_from_text, new_kafka_uuid
 
 log = logging.getLogger("kafkaops.broker")
 
@@ -265,6 +267,8 @@ class ZkAdminManager:
                 replication_factor = self.default_replication_factor
             manual = {a["partition_index"]: list(a["broker_ids"]) for a in assignments} or None
             configs = {c["name"]: c["value"] for c in topic.get("configs") or []}
+            # Kafka 2.8 (IBP 2.8) writes the id with the assignment; the controller takes it from the znode
+            topic_id = None if validate_only else new_kafka_uuid()
             created = admin_topics.create_topic(
                 self.zk,
                 name,
@@ -274,13 +278,14 @@ class ZkAdminManager:
                 configs,
                 validate_only=validate_only,
                 brokers=brokers,
+                topic_id=topic_id,
             )
         except KafkaOpsError as error:
             log.info("Error processing create topic request for %s: %s", name, error)
             return CreatePartitionsMetadata(name, error=api_error(error))
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"topic_id": kafka_uuid_from_text(topic_id)}  # v7+ (populateIds)
         if with_configs:
-            extra = {
+            extra |= {
                 "configs": [
                     _creatable_topic_config(e) for e in topic_config_entries(configs, self.dynamic_config, False)
                 ],
@@ -292,21 +297,27 @@ class ZkAdminManager:
     # --- DeleteTopics ---------------------------------------------------------------------------------
 
     async def delete_topics(self, body: Body, version: int) -> Response:
-        """Kafka's `handleDeleteTopicsRequest` + `ZkAdminManager.deleteTopics` (by name: kafkaops topics have
-        no id a client could know before 2.8's DeleteTopics v6 and ids are refused as unsupported)."""
-        names = list(body.get("topic_names") or []) + [t["name"] for t in body.get("topics") or [] if t.get("name")]
+        """Kafka's `handleDeleteTopicsRequest` + `ZkAdminManager.deleteTopics`. v6 names topics by name or by
+        id: an id is resolved with the metadata cache (UNKNOWN_TOPIC_ID when it has no such topic); a
+        topic named both ways makes the whole request INVALID_REQUEST, as Kafka's thrown
+        InvalidRequestException does."""
+        requested = _delete_topic_states(body)
         if not self.is_controller():
-            return _delete_topics_response(names, dict.fromkeys(names, ApiError(errors.NotControllerError.code)))
+            return _delete_topics_response([(n, i, ApiError(errors.NotControllerError.code)) for n, i in requested])
         if not self.delete_topic_enable:
             code = InvalidRequestError.code if version < 3 else errors.TopicDeletionDisabledError.code
-            return _delete_topics_response(names, dict.fromkeys(names, ApiError(code)))
+            return _delete_topics_response([(n, i, ApiError(code)) for n, i in requested])
+        if any(n is not None and i != ZERO_UUID for n, i in requested):
+            return _delete_topics_response([(n, i, ApiError(InvalidRequestError.code)) for n, i in requested])
+        resolved = [(n if i == ZERO_UUID else self.metadata_cache.topic_name(i), i) for n, i in requested]
         results: dict[str, ApiError] = {}
         to_delete = []
-        for name in dict.fromkeys(names):
-            if not self.metadata_cache.contains(name):
-                results[name] = ApiError(errors.UnknownTopicOrPartitionError.code)
-            else:
-                to_delete.append(name)
+        for name, _ in resolved:
+            if name is not None and name not in results and name not in to_delete:
+                if self.metadata_cache.contains(name):
+                    to_delete.append(name)
+                else:
+                    results[name] = ApiError(errors.UnknownTopicOrPartitionError.code)
         if to_delete:
             loop = asyncio.get_running_loop()
             marked: dict[str, ApiError] = await loop.run_in_executor(None, self._delete_topics_in_zk, to_delete)
@@ -315,7 +326,8 @@ class ZkAdminManager:
                 results.update({t: TIMED_OUT if e.is_success else e for t, e in marked.items()})
             else:
                 results.update(await self._wait(DelayedDeleteTopics(timeout_ms, marked, self.metadata_cache)))
-        return _delete_topics_response(names, results)
+        unknown_id = ApiError(errors.UnknownTopicIdError.code)
+        return _delete_topics_response([(n, i, unknown_id if n is None else results[n]) for n, i in resolved])
 
     def _delete_topics_in_zk(self, topics: Sequence[str]) -> dict[str, ApiError]:
         results = {}
@@ -542,6 +554,7 @@ def _create_topics_response(
             "name": name,
             "error_code": error.code,
             "error_message": error.message,
+            "topic_id": ZERO_UUID,
             "topic_config_error_code": 0,
             "num_partitions": -1,
             "replication_factor": -1,
@@ -553,12 +566,21 @@ def _create_topics_response(
     return {"throttle_time_ms": 0, "topics": out}
 
 
-def _delete_topics_response(names: Sequence[str], results: Mapping[str, ApiError]) -> Response:
+def _delete_topic_states(body: Body) -> list[tuple[str | None, uuid.UUID]]:
+    """The topics of a DeleteTopics request as (name, id) (Kafka's `DeleteTopicsRequest.topics()`): v0-5 name
+    them only; v6 by name or by id (the zero UUID: by name). A topic named twice is answered once."""
+    states = [(name, ZERO_UUID) for name in body.get("topic_names") or []]
+    states.extend((t.get("name"), t.get("topic_id", ZERO_UUID)) for t in body.get("topics") or [])
+    return list(dict.fromkeys(states))
+
+
+def _delete_topics_response(results: Sequence[tuple[str | None, uuid.UUID, ApiError]]) -> Response:
+    """A DeleteTopics response: each topic's name (null for an unknown id, v6+), id (v6+) and error."""
     return {
         "throttle_time_ms": 0,
         "responses": [
-            {"name": name, "error_code": results[name].code, "error_message": results[name].message}
-            for name in dict.fromkeys(names)
+            {"name": name, "topic_id": topic_id, "error_code": error.code, "error_message": error.message}
+            for name, topic_id, error in results
         ],
     }
 

@@ -18,7 +18,7 @@ import queue
 import socket
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol
@@ -33,12 +33,15 @@ from kafkaops.cluster.zk.values import (
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
+    kafka_uuid_from_text,
 )
 
 log = logging.getLogger("kafkaops.controller.channel")
 
 LEADER_AND_ISR_VERSION = 3
-UPDATE_METADATA_VERSION = 5
+UPDATE_METADATA_VERSION = 7
+"""Kafka 2.8's choice at inter.broker.protocol.version 2.8 (`updateMetadataRequestVersion`): v7 carries
+each topic's id, which the brokers' Metadata v10+ and CreateTopics v7 answers give to clients."""
 STOP_REPLICA_VERSION = 1
 RETRY_BACKOFF_S = 0.1
 SOCKET_TIMEOUT_S = 30.0
@@ -258,13 +261,25 @@ class ControllerBrokerRequestBatch:
         sink: StateChangeSink,
         stop_replica_callback: Callable[[int, bool], ResponseCallback | None] = lambda broker, delete: None,
         leader_and_isr_callback: ResponseCallback | None = None,
+        topic_ids: Mapping[str, str] | None = None,
     ) -> None:
-        """Send everything collected, to brokers that are live (or shutting down) only."""
+        """Send everything collected, to brokers that are live (or shutting down) only. `topic_ids` (the
+        controller context's, as the znodes hold them) go into UpdateMetadata; a topic without one gets
+        the zero UUID, as Kafka's builder does."""
         self._send_leader_and_isr(
             controller_epoch, channel, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
         )
         self._send_update_metadata(
-            controller_epoch, channel, live_brokers, broker_epochs, leadership, replicas, deleting, log, sink
+            controller_epoch,
+            channel,
+            live_brokers,
+            broker_epochs,
+            leadership,
+            replicas,
+            deleting,
+            log,
+            sink,
+            topic_ids or {},
         )
         self._send_stop_replica(
             controller_epoch, channel, live_brokers, broker_epochs, log, sink, stop_replica_callback
@@ -349,6 +364,7 @@ class ControllerBrokerRequestBatch:
         deleting: Callable[[TopicPartition], bool],
         log: ControllerLog,
         sink: StateChangeSink,
+        topic_ids: Mapping[str, str],
     ) -> None:
         if not self.update_metadata_brokers and not self.update_metadata_partitions:
             return
@@ -386,12 +402,17 @@ class ControllerBrokerRequestBatch:
             for b in sorted(live_brokers.values(), key=lambda r: r.broker_id)
         ]
         sink.write(log.sending_update_metadata(recipients, len(self.update_metadata_partitions)))
+        # built once: every recipient's body shares it (the encoder only reads it)
+        topic_states = [
+            {"topic_name": t, "topic_id": kafka_uuid_from_text(topic_ids.get(t)), "partition_states": s}
+            for t, s in topics.items()
+        ]
         for broker_id in recipients:
             body = {
                 "controller_id": self.controller_id,
                 "controller_epoch": controller_epoch,
                 "broker_epoch": broker_epochs.get(broker_id, -1),
-                "topic_states": [{"topic_name": t, "partition_states": s} for t, s in topics.items()],
+                "topic_states": topic_states,
                 "live_brokers": brokers,
             }
             channel.send(broker_id, ApiKey.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)

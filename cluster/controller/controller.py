@@ -572,6 +572,7 @@ class KafkaController:
             self.sink,
             self._stop_replica_callback,
             self._leader_and_isr_callback,
+            ctx.topic_ids,
         )
 
     def _stop_replica_callback(self, broker_id: int, delete: bool) -> ResponseCallback | None:

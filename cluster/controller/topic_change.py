@@ -140,6 +140,9 @@ class TopicChangeHandler:
             assignment, version = entry
             if isinstance(assignment, MalformedZNodeError):
                 continue
+            if assignment.topic_id:  # written at creation (a broker's CreateTopics, as Kafka 2.8's)
+                ctx.topic_ids[topic] = assignment.topic_id
+                continue
             topic_id = new_kafka_uuid()
             outcome = self.zk.set_topic_assignments(
                 [TopicAssignmentWrite(topic, assignment.partitions, topic_id, version)], ctx.epoch_zk_version

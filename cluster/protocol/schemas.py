@@ -125,15 +125,14 @@ have its header read."""
 # What we speak below Kafka 2.8's range. The data-plane APIs stop at the first version of record batch v2
 # (Produce v3, Fetch v4): older clients need message format v0/v1 conversion, which we do not do, and
 # ListOffsets v0 (a list of offsets per partition) is left out with them. The controller APIs are at what our
-# controller sends (LeaderAndIsr v3, StopReplica v1, UpdateMetadata v5: no topic ids; ControlledShutdown v0
-# has request header v0).
+# controller sends (LeaderAndIsr v3, StopReplica v1; UpdateMetadata is at Kafka 2.8's whole range, v7 with
+# topic ids; ControlledShutdown v0 has request header v0).
 _OUR_RANGES: Mapping[ApiKey, tuple[int, int]] = {
     ApiKey.PRODUCE: (3, 9),
     ApiKey.FETCH: (4, 12),
     ApiKey.LIST_OFFSETS: (1, 6),
     ApiKey.LEADER_AND_ISR: (0, 3),
     ApiKey.STOP_REPLICA: (0, 1),
-    ApiKey.UPDATE_METADATA: (0, 5),
     ApiKey.CONTROLLED_SHUTDOWN: (1, 2),
 }
 

@@ -399,8 +399,15 @@ class KafkaZkClient(ZkClient):
     def get_topics_marked_for_deletion(self) -> set[str]:
         return set(self.get_children(znodes.DeleteTopicsZNode.path()) or [])
 
-    def create_topic(self, topic: str, assignment: Mapping[int, Sequence[int]], config: Mapping[str, str]) -> None:
-        """Write a new topic's config and assignment in one multi (Kafka writes the config first).
+    def create_topic(
+        self,
+        topic: str,
+        assignment: Mapping[int, Sequence[int]],
+        config: Mapping[str, str],
+        topic_id: str | None = None,
+    ) -> None:
+        """Write a new topic's config and assignment (with `topic_id`, if given) in one multi (Kafka writes
+        the config first).
 
         Raises TopicExistsError if `/brokers/topics/<t>` exists (Kafka's text). A leftover config
         znode from an earlier, half-finished Kafka create is overwritten, as Kafka's createOrSet does.
@@ -415,9 +422,8 @@ class KafkaZkClient(ZkClient):
             else Op.set(config_path, config_data, existing[1].version)
         )
         try:
-            self.multi(
-                [config_op, Op.create(znodes.TopicZNode.path(topic), znodes.TopicZNode.encode_replicas(assignment))]
-            )
+            topic_data = znodes.TopicZNode.encode_replicas(assignment, topic_id)
+            self.multi([config_op, Op.create(znodes.TopicZNode.path(topic), topic_data)])
         except NodeExistsError:
             raise errors.TopicExistsError(f"Topic '{topic}' already exists.") from None
         except (BadVersionError, NoNodeError):

@@ -25,6 +25,21 @@ def new_kafka_uuid() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
+def kafka_uuid_from_text(text: str | None) -> uuid.UUID:
+    """The wire value of a topic id as the znodes hold it (`Uuid.fromString`); None → the zero UUID.
+    Raises ValueError for text that is not 16 bytes of URL-safe base64."""
+    if not text:
+        return uuid.UUID(int=0)
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+def kafka_uuid_text(value: uuid.UUID) -> str | None:
+    """A wire topic id as Kafka prints it (`Uuid.toString`); None for the zero UUID (no id)."""
+    if value.int == 0:
+        return None
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
 NO_LEADER = -1
 """`LeaderAndIsr.NoLeader`: the partition has no leader."""
 

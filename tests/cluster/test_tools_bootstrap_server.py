@@ -124,12 +124,16 @@ def test_topics_create_describe_list_in_both_modes(tools: Tools, mode: str):
     )
     assert (result.exit_code, result.stdout) == (0, "Created topic orders.\n"), result.stderr
     states = wait_partitions(tools.zk, "orders", 2, isr_size=2)
+    # Kafka 2.8 (IBP 2.8) gives every topic an id (a broker's CreateTopics writes it, the controller gives one
+    # to a --zookeeper topic); the brokers' Metadata v10+ answers it, so both modes print the znode's
     topic_id = tools.zk.get_topic_assignments(["orders"])["orders"].topic_id
-    if mode == "bootstrap-server" and metadata_version(tools.bootstrap) < 10:
-        topic_id = None  # Metadata v10 (Kafka 2.8) is the first to carry topic ids
-    topic_id_field = f"\tTopicId: {topic_id}" if topic_id else ""
+    assert topic_id
+    assert metadata_version(tools.bootstrap) >= 10
+    topic_id_field = f"\tTopicId: {topic_id}"
     result = tools.run(mode, "topics", "--describe", "--topic", "orders")
     assert result.exit_code == 0, result.stderr
+    other = tools.run(next(m for m in MODES if m != mode), "topics", "--describe", "--topic", "orders")
+    assert (other.exit_code, other.stdout) == (0, result.stdout), other.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == (
         f"Topic: orders{topic_id_field}\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: retention.ms=1000"

@@ -189,6 +189,16 @@ def test_topic_change_brings_a_new_topic_online_with_an_id() -> None:
     assert {(b, tp, e.is_new) for b, tp, e in h.channel.leader_and_isr()} >= {(1, T0, True), (2, T0, True)}
 
 
+def test_a_new_topic_keeps_the_id_written_at_its_creation() -> None:
+    """A broker's CreateTopics writes the id with the assignment (Kafka 2.8); the controller takes it."""
+    h = Harness()
+    h.live_brokers(1)
+    h.zk.add_topic("t", {0: [1]}, topic_id="id-t")
+    _, version = h.zk.topics["t"]
+    h.handlers.topic_changes.process_topic_change()
+    assert h.context.topic_ids == {"t": "id-t"} and h.zk.topics["t"][1] == version  # not rewritten
+
+
 def test_topic_change_forgets_a_deleted_topic() -> None:
     h = Harness()
     h.live_brokers(1)

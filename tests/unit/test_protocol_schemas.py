@@ -558,7 +558,6 @@ def test_supported_versions_are_kafka_2_8s_but_where_we_say_less() -> None:
         ApiKey.LIST_OFFSETS: (1, 6),
         ApiKey.LEADER_AND_ISR: (0, 3),
         ApiKey.STOP_REPLICA: (0, 1),
-        ApiKey.UPDATE_METADATA: (0, 5),
         ApiKey.CONTROLLED_SHUTDOWN: (1, 2),
     }
     for key in (ApiKey.METADATA, ApiKey.API_VERSIONS, ApiKey.FIND_COORDINATOR, ApiKey.INIT_PRODUCER_ID):
