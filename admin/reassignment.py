@@ -268,10 +268,12 @@ def _size(value: Any) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class ClusterView:
-    """The registered brokers (id -> rack or None) and the current replicas of the topics asked for."""
+    """The registered brokers (id -> rack or None), the current replicas of the topics asked for, and
+    their partitions' sizes in bytes where the brokers told them (DescribeLogDirs; None from ZooKeeper)."""
 
     brokers: dict[int, str | None]
     assignment: dict[tuple[str, int], list[int]]
+    sizes: dict[tuple[str, int], int] | None = None
 
 
 def read_cluster(zk: KafkaZkClient, topics: Sequence[str]) -> ClusterView:

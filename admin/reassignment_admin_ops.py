@@ -33,7 +33,9 @@ from kafkaops.admin.kafka_client.config_admin import (
 from kafkaops.admin.kafka_client.log_dirs import (
     TopicPartitionReplica,
     alter_replica_log_dirs,
+    describe_log_dirs,
     describe_replica_log_dirs,
+    partition_sizes,
 )
 from kafkaops.admin.kafka_client.reassignment_admin import (
     alter_partition_reassignments,
@@ -67,8 +69,9 @@ MOVE_RETRY_S = 0.1
 
 
 def read_cluster(client: KafkaClient, topics: Sequence[str]) -> ClusterView:
-    """`--generate`'s inputs over the wire: the live brokers with their racks, and the current replicas
-    of the topics that exist (Kafka's `describeCluster` and `describeTopics`)."""
+    """`--generate`'s inputs over the wire: the live brokers with their racks, the current replicas of
+    the topics that exist (Kafka's `describeCluster` and `describeTopics`), and the partitions' sizes from
+    DescribeLogDirs (ours: Kafka's `--generate` balances replica counts only)."""
     cluster = client.metadata(list(dict.fromkeys(topics)))
     assignment = {
         (info.name, p.partition): list(p.replicas)
@@ -76,7 +79,17 @@ def read_cluster(client: KafkaClient, topics: Sequence[str]) -> ClusterView:
         if not info.error_code
         for p in info.partitions
     }
-    return ClusterView({b.node_id: b.rack for b in cluster.brokers.values()}, assignment)
+    holders = sorted({b for replicas in assignment.values() for b in replicas if b in cluster.brokers})
+    return ClusterView({b.node_id: b.rack for b in cluster.brokers.values()}, assignment, _sizes(client, holders))
+
+
+def _sizes(client: KafkaClient, brokers: Sequence[int]) -> dict[tuple[str, int], int] | None:
+    """The partitions' sizes as the brokers holding them report them; None when one cannot tell (a broker
+    that does not answer or refuses DescribeLogDirs): the plan then balances replica counts, as Kafka's."""
+    try:
+        return partition_sizes(describe_log_dirs(client, brokers))
+    except BrokerError:
+        return None
 
 
 def _current_replicas(

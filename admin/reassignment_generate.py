@@ -148,6 +148,9 @@ def generate_reassignment(
         current = files.select_current(view.assignment, inputs.topics)
         targets = files.target_brokers(inputs.brokers, view.brokers, request.rack_aware)
         all_racks = {b: r for b, r in view.brokers.items() if r is not None and request.rack_aware}
+        if inputs.sizes is None and view.sizes and request.engine is Engine.local:
+            # over --bootstrap-server the brokers' own log sizes: bytes balanced without a hand-made file
+            inputs = dataclasses.replace(inputs, sizes={k: view.sizes.get(k, 0) for k in current})
     racks = {b: r for b, r in targets.items() if r is not None} or None
     ids = list(targets)
     proposed, bound = _plan(request, current, ids, racks, inputs.sizes, spark)

@@ -570,6 +570,24 @@ def test_generate_reads_the_cluster_in_both_modes(tools: Tools, mode: str, tmp_p
     )
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_generate_over_the_wire_weighs_the_brokers_log_sizes(tools: Tools, mode: str, tmp_path: Path):
+    tools.create("sized", "0:1,0:1,0:1")
+    with KafkaClient(tools.bootstrap) as client:
+        client.produce("sized", 0, [(None, b"x" * 1000, ())] * 50)
+    topics = _file(tmp_path, "t.json", {"version": 1, "topics": [{"topic": "sized"}]})
+    stats = tmp_path / f"stats-{mode}.json"
+    args = ("--generate", "--topics-to-move-json-file", topics, "--broker-list", "0,1,2", "--stats-json", str(stats))
+    result = tools.run(mode, "reassign-partitions", *args)
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(stats.read_text())
+    if mode == "zookeeper":  # ZooKeeper knows no sizes: replica counts only, as Kafka's --generate
+        assert document["bytes_moved"] is None
+    else:  # DescribeLogDirs: partition 0 holds every byte, the planner weighs it without a sizes file
+        assert document["bytes_per_broker"]["before"]["max"] > 50_000
+        assert isinstance(document["bytes_moved"], int)
+
+
 # --- elections and replica verification ----------------------------------------------------------
 
 
