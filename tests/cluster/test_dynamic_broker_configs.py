@@ -12,27 +12,11 @@ from kafkaops.admin.assignment import JavaRandom
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import TopicPartition
-
-NO_REBALANCE = {"auto.leader.rebalance.enable": False}
-
-
-def _leader(zk, tp: TopicPartition) -> int | None:  # type: ignore[no-untyped-def]
-    state = zk.get_partition_states([tp])[tp]
-    return state.leader_and_isr.leader if state is not None else None
+from tests.cluster.test_elect_leaders import NO_REBALANCE, _leader, only_an_out_of_sync_replica_alive
 
 
 def test_unclean_leader_election_enabled_live_elects_the_out_of_sync_replica(cluster, zk):
-    local = cluster(brokers=3, **NO_REBALANCE)
-    controller = wait_for(lambda: (s := local.status()).controller_id is not None and s).controller_id
-    first, second = (b for b in (0, 1, 2) if b != controller)  # the controller stays up throughout
-    admin_topics.create_topic(zk, "u", None, None, {0: [first, second]}, {}, rng=JavaRandom(1))
-    u0 = TopicPartition("u", 0)
-    wait_for(lambda: _leader(zk, u0) == first)
-    local.stop_broker(second, hard=True)
-    wait_for(lambda: zk.get_partition_states([u0])[u0].leader_and_isr.isr == (first,), timeout_s=30)
-    local.stop_broker(first, hard=True)
-    wait_for(lambda: _leader(zk, u0) == -1, timeout_s=30)
-    local.start_broker(second)
+    _, _, second, u0 = only_an_out_of_sync_replica_alive(cluster, zk)
     # `second` is not in the ISR and unclean election is off: the partition stays offline
     assert _leader(zk, u0) == -1
     default = admin_configs.ConfigEntity(znodes.ConfigType.BROKER, znodes.DEFAULT_ENTITY_NAME)

@@ -40,6 +40,24 @@ def _leader(zk, tp: TopicPartition) -> int | None:
     return state.leader_and_isr.leader if state is not None else None
 
 
+def only_an_out_of_sync_replica_alive(cluster, zk) -> tuple:  # type: ignore[no-untyped-def]
+    """Topic u's partition 0 on two brokers other than the controller: the follower dies, the ISR shrinks to
+    the leader, the leader dies, the follower comes back out of sync. (cluster, controller, follower, u-0)."""
+    local = cluster(brokers=3, **NO_REBALANCE)
+    # broker 0 as controller is a falsy id: wait on the status that names it
+    controller = wait_for(lambda: (s := local.status()).controller_id is not None and s).controller_id
+    first, second = (b for b in (0, 1, 2) if b != controller)  # the controller stays up throughout
+    admin_topics.create_topic(zk, "u", None, None, {0: [first, second]}, {}, rng=JavaRandom(1))
+    u0 = TopicPartition("u", 0)
+    wait_for(lambda: _leader(zk, u0) == first)
+    local.stop_broker(second, hard=True)
+    wait_for(lambda: zk.get_partition_states([u0])[u0].leader_and_isr.isr == (first,), timeout_s=30)
+    local.stop_broker(first, hard=True)
+    wait_for(lambda: _leader(zk, u0) == -1, timeout_s=30)
+    local.start_broker(second)
+    return local, controller, second, u0
+
+
 def test_preferred_election_through_a_broker_that_is_not_the_controller(cluster, zk):
     local = cluster(brokers=3, **NO_REBALANCE)
     admin_topics.create_topic(zk, "p", None, None, {0: [0, 1, 2], 1: [1, 2, 0]}, {}, rng=JavaRandom(1))
@@ -63,18 +81,7 @@ def test_preferred_election_through_a_broker_that_is_not_the_controller(cluster,
 
 
 def test_unclean_election_brings_an_out_of_sync_replica_back_as_leader(cluster, zk):
-    local = cluster(brokers=3, **NO_REBALANCE)
-    # broker 0 as controller is a falsy id: wait on the status that names it
-    controller = wait_for(lambda: (s := local.status()).controller_id is not None and s).controller_id
-    first, second = (b for b in (0, 1, 2) if b != controller)  # the controller stays up throughout
-    admin_topics.create_topic(zk, "u", None, None, {0: [first, second]}, {}, rng=JavaRandom(1))
-    u0 = TopicPartition("u", 0)
-    wait_for(lambda: _leader(zk, u0) == first)
-    local.stop_broker(second, hard=True)
-    wait_for(lambda: zk.get_partition_states([u0])[u0].leader_and_isr.isr == (first,), timeout_s=30)
-    local.stop_broker(first, hard=True)
-    wait_for(lambda: _leader(zk, u0) == -1, timeout_s=30)
-    local.start_broker(second)
+    local, controller, second, u0 = only_an_out_of_sync_replica_alive(cluster, zk)
     # `second` is not in the ISR and unclean election is off for the topic: the partition stays offline.
     assert _leader(zk, u0) == -1
     assert _elect(local, second, 0, {"u": [0]}) == {u0: errors.PreferredLeaderNotAvailableError.code}

@@ -24,8 +24,8 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import NotLeaderOrFollowerError, OffsetOutOfRangeError, PolicyViolationError
 from kafkaops.cluster.log import Log, LogConfig, LogManager
 from kafkaops.cluster.protocol.records import Record, build_batch, iter_batches, read_header
-from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState
 from kafkaops.cluster.zk.values import TopicPartition
+from tests.unit.test_broker_replication_rules import _state as state
 
 TP = TopicPartition("t", 0)
 T0 = 1_700_000_000_000
@@ -33,19 +33,6 @@ T0 = 1_700_000_000_000
 
 def batch(n: int = 1) -> bytes:
     return build_batch([Record(i, T0, None, b"v%d" % i) for i in range(n)])
-
-
-def state(leader: int, epoch: int, isr: list[int], replicas: list[int] | None = None) -> LeaderAndIsrPartitionState:
-    return LeaderAndIsrPartitionState(
-        topic_name="t",
-        partition_index=0,
-        controller_epoch=1,
-        leader=leader,
-        leader_epoch=epoch,
-        isr=tuple(isr),
-        zk_version=0,
-        replicas=tuple(replicas or [0, 1, 2]),
-    )
 
 
 @pytest.fixture
