@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import raise_open_files_limit
+from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
@@ -186,11 +186,7 @@ def main() -> None:
     try:
         run(args, state, started)
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for stop in reversed(started):
-            with contextlib.suppress(Exception):
-                stop()
+        stop_started(started)
         if args.state_dir is None:
             shutil.rmtree(state, ignore_errors=True)
 

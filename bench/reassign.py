@@ -62,6 +62,7 @@ from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import raise_open_files_limit
+from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
@@ -563,12 +564,7 @@ def main() -> None:
     try:
         run(args, state, started)
     finally:
-        # a second Ctrl-C or SIGTERM must not cut the clean-up short and leave processes behind
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for stop in reversed(started):
-            with contextlib.suppress(Exception):
-                stop()
+        stop_started(started)
         if args.state_dir is None:
             shutil.rmtree(state, ignore_errors=True)
 

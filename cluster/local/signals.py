@@ -10,6 +10,7 @@ it exits with the codes Kafka's JVM exits with: 130 on SIGINT, 143 on SIGTERM (1
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from collections.abc import Callable
@@ -41,3 +42,13 @@ def run_program(main: Callable[[], int | None]) -> NoReturn:
     except KeyboardInterrupt:
         code = EXIT_SIGINT
     sys.exit(code)
+
+
+def stop_started(started: list[Callable[[], None]]) -> None:
+    """Stop what a program started, newest first, deaf from here on to a second Ctrl-C or SIGTERM, which must
+    not cut the clean-up short and leave processes behind; one stop failing does not keep the others."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for stop in reversed(started):
+        with contextlib.suppress(Exception):
+            stop()
