@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkaops.admin.kafka_client.admin_calls import to_broker
 from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.admin.kafka_client.connection import NotSent
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, ClusterAuthorizationFailedError, from_code
 from kafkaops.cluster.common.java_errors import default_message
@@ -107,7 +107,7 @@ def describe_log_dirs(client: KafkaClient, broker_ids: Iterable[int]) -> dict[in
     request raises (NetworkExceptionError for a broker that is not in the cluster or cannot be reached)."""
     results: dict[int, dict[str, LogDirDescription]] = {}
     for broker_id in dict.fromkeys(broker_ids):
-        _, response = _request(client, broker_id, ApiKey.DESCRIBE_LOG_DIRS, {"topics": None})
+        response = to_broker(client, broker_id, ApiKey.DESCRIBE_LOG_DIRS, {"topics": None})
         results[broker_id] = describe_log_dirs_response(response)
     return results
 
@@ -139,7 +139,7 @@ def describe_replica_log_dirs(
     for broker_id, wanted in by_broker.items():
         tps = [TopicPartition(r.topic, r.partition) for r in wanted]
         body = {"topics": _topics_body(tps, "topic", "partition_index")}
-        _, response = _request(client, broker_id, ApiKey.DESCRIBE_LOG_DIRS, body)
+        response = to_broker(client, broker_id, ApiKey.DESCRIBE_LOG_DIRS, body)
         found: dict[TopicPartition, ReplicaLogDirInfo | BrokerError] = {tp: ReplicaLogDirInfo() for tp in tps}
         for log_dir, description in describe_log_dirs_response(response).items():
             for tp, info in description.replica_infos.items():
@@ -178,7 +178,7 @@ def alter_replica_log_dirs(
         body = {
             "dirs": [{"path": path, "topics": _topics_body(tps, "name", "partitions")} for path, tps in dirs.items()]
         }
-        _, response = _request(client, broker_id, ApiKey.ALTER_REPLICA_LOG_DIRS, body)
+        response = to_broker(client, broker_id, ApiKey.ALTER_REPLICA_LOG_DIRS, body)
         answered = {
             TopicPartition(topic["topic_name"], p["partition_index"]): _error(p["error_code"])
             for topic in response["results"]
@@ -217,7 +217,7 @@ def delete_records(
             grouped.setdefault(tp.topic, []).append({"partition_index": tp.partition, "offset": offset})
         body = {"topics": [{"name": t, "partitions": ps} for t, ps in grouped.items()], "timeout_ms": timeout_ms}
         try:
-            _, response = _request(client, leader, ApiKey.DELETE_RECORDS, body, timeout_ms)
+            response = to_broker(client, leader, ApiKey.DELETE_RECORDS, body, timeout_ms)
         except BrokerError as error:  # the leader could not be reached: its partitions fail with the cause
             for tp in wanted:
                 results[tp] = error
@@ -229,12 +229,3 @@ def delete_records(
                     code = p["error_code"]
                     results[tp] = p["low_watermark"] if code == errors.NONE else _exception(code)
     return {tp: results.get(tp, _exception(errors.UnknownServerError.code)) for tp in offsets}
-
-
-def _request(
-    client: KafkaClient, broker_id: int, api_key: ApiKey, body: Mapping[str, Any], extra_timeout_ms: int = 0
-) -> tuple[int, dict[str, Any]]:
-    try:
-        return client.broker_request(broker_id, api_key, body, extra_timeout_ms)
-    except NotSent as unsent:
-        raise unsent.error from None
