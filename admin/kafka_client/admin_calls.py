@@ -65,9 +65,9 @@ def to_broker(
     as good as any: Kafka's `LeastLoadedNodeProvider`). Raises NetworkExceptionError when unreachable."""
     try:
         if broker_id is None:
-            cluster = client.metadata([])
-            broker_id = cluster.controller_id if cluster.controller_id in cluster.brokers else min(cluster.brokers)
-        _, answer = client.broker_request(broker_id, api_key, body, timeout_ms)
+            _, answer = client.controller_request(api_key, body, timeout_ms)
+        else:
+            _, answer = client.broker_request(broker_id, api_key, body, timeout_ms)
     except NotSent as unsent:
         raise unsent.error from None
     return answer
