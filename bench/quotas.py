@@ -132,9 +132,10 @@ def run_cluster(state: Path, args: argparse.Namespace) -> None:
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
+    from kafkaops.cluster.local.waiting import wait_for
     from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
     from kafkaops.cluster.zk.client import KafkaZkClient
-    from tests.cluster.clients_util import wait_partitions
+    from kafkaops.cluster.zk.values import TopicPartition
 
     zookeeper = LocalZooKeeper(state / "zk", free_port())
     cluster = LocalCluster(state / "cluster")
@@ -145,7 +146,8 @@ def run_cluster(state: Path, args: argparse.Namespace) -> None:
         bootstrap = ",".join(b.endpoint.removeprefix("PLAINTEXT://") for b in status.brokers if b.endpoint)
         with KafkaZkClient(connect) as zk:
             admin_topics.create_topic(zk, TOPIC, 1, 1, None, {}, rng=JavaRandom(1))
-            wait_partitions(zk, TOPIC, 1, isr_size=1)
+            tp = TopicPartition(TOPIC, 0)
+            wait_for(lambda: (s := zk.get_partition_states([tp])[tp]) is not None and s.leader_and_isr.leader >= 0)
             # set first: the broker has long applied it (a watch) when the baseline run is over
             entity = admin_configs.parse_client_quota_entity(["clients"], [CLIENT_ID], alter=True)
             admin_configs.alter_config(zk, entity, {"producer_byte_rate": str(args.quota)}, [])
