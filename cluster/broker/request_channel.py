@@ -1,7 +1,8 @@
 """What the network layer knows of a request beside its decoded header and body (the parts of Kafka's
 `RequestChannel.Request` the handlers use): its size on the wire, the connection's principal, the
 throttle the handlers decide, for which the network layer mutes the connection, and the time the
-handler ran (`TimedCoroutine`).
+handler ran (`TimedCoroutine`). `principal`, `client_host`, `listener_name` and `security_protocol` are the
+connection's (the authorizer's `RequestContext`).
 
 Threads: the broker's event loop.
 """
@@ -13,9 +14,13 @@ from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+from kafkaops.cluster.common.kafka_principal import ANONYMOUS as ANONYMOUS_PRINCIPAL
+from kafkaops.cluster.common.kafka_principal import KafkaPrincipal
+
 T = TypeVar("T")
 
-ANONYMOUS = "ANONYMOUS"
+
+ANONYMOUS = ANONYMOUS_PRINCIPAL.name
 """`KafkaPrincipal.ANONYMOUS`'s name: the user of every connection without authentication (PLAINTEXT)."""
 
 
@@ -29,6 +34,10 @@ class RequestContext:
     size_in_bytes: int = 0
     sanitized_user: str = ANONYMOUS
     throttle_time_ms: int = 0
+    principal: KafkaPrincipal = ANONYMOUS_PRINCIPAL
+    client_host: str = ""
+    listener_name: str = "PLAINTEXT"
+    security_protocol: str = "PLAINTEXT"
 
 
 class TimedCoroutine(Generic[T]):
