@@ -58,6 +58,7 @@ from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionR
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -124,8 +125,11 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        inter_broker_sasl: SaslClientLogin | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.inter_broker_sasl = inter_broker_sasl
+        """This broker's login to the others, for the requests it forwards to the controller."""
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -152,6 +156,8 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
+            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
+            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -322,6 +328,18 @@ class KafkaApis:
             return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
+    async def handle_sasl_handshake_request(self, header: RequestHeader, body: Body) -> Response:
+        """Only the SASL authenticator takes a handshake, before the first request: here it is out of place."""
+        return {"error_code": errors.IllegalSaslStateError.code, "mechanisms": []}
+
+    async def handle_sasl_authenticate_request(self, header: RequestHeader, body: Body) -> Response:
+        return {
+            "error_code": errors.IllegalSaslStateError.code,
+            "error_message": "SaslAuthenticate request received after successful authentication",
+            "auth_bytes": b"",
+            "session_lifetime_ms": 0,
+        }
+
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
@@ -454,6 +472,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
+            sasl=self.inter_broker_sasl,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------

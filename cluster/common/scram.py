@@ -408,7 +408,9 @@ class ScramSaslServer:
         first, server_first, credential = self._first, self._server_first, self._credential
         if first is None or server_first is None or credential is None:
             raise SaslException(f"Unexpected challenge in Sasl server state {self.state}")
-        if final.nonce != server_first.nonce:
+        # Kafka 3's check (2.8 has none): the nonce ends with the server-first's, as librdkafka sends it
+        # prefixed with its client nonce once more
+        if not final.nonce.endswith(server_first.nonce):
             raise SaslException("Invalid client nonce in the final client message.")
         signature = _hmac(self.mechanism, credential.stored_key, auth_message(first, server_first, final))
         try:
