@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
@@ -158,6 +158,8 @@ class KafkaApis:
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
             ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
             ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials_request,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -382,6 +384,27 @@ class KafkaApis:
             None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
         )
         return client_quotas.alter_response_to_wire(results)
+
+    async def handle_describe_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker from ZooKeeper (Kafka's `ZkAdminManager.describeUserScramCredentials`)."""
+        users = None if body["users"] is None else [user["name"] for user in body["users"]]
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.describe_user_scram_credentials, self.zk, users
+        )
+
+    async def handle_alter_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by the controller only, as Kafka 2.8's (others answer NOT_CONTROLLER for every user); the
+        credentials are written to ZooKeeper with a change notification each, which every broker applies."""
+        if not self.controller.is_active:
+            users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
+            code = errors.NotControllerError.code
+            return {
+                "throttle_time_ms": 0,
+                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+            }
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
+        )
 
     # --- controller -> broker ------------------------------------------------------------------------------
 

@@ -232,14 +232,21 @@ def test_refused_connection_is_closed_and_clients_fail(sasl_cluster: SaslCluster
     assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in errors[-1].str()
 
 
-def run_kafkaops(cluster: SaslCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(Path(__file__).parents[2] / ".venv/bin/kafkaops"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_kafkaops(cluster: SaslCluster, *args: str) -> Ran:
+    """`kafkaops <args>` in this process (Typer's runner), as the tools' tests run it."""
+    from typer.testing import CliRunner
+
+    from kafkaops.cli.app import app
+
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return Ran(result.exit_code, result.stdout, result.stderr)
 
 
 def logs_in(bootstrap: str, mechanism: str, user: str, password: str) -> Callable[[], bool]:
@@ -279,3 +286,70 @@ def test_user_created_with_configs_zookeeper_logs_in_at_once(sasl_cluster: SaslC
     assert done.returncode == 0, done.stderr
     wait_for(lambda: not logs_in(bootstrap, "SCRAM-SHA-256", user, "carol-pw")(), 15, what="the deleted credential")
     login(bootstrap, "SCRAM-SHA-512", user, "carol-512")
+
+
+def write_client_properties(path: Path, mechanism: str, user: str, password: str) -> Path:
+    path.write_text(
+        f"security.protocol={LISTENER}\nsasl.mechanism={mechanism}\n"
+        f"sasl.jaas.config={jaas_config_text(mechanism, user, password)}\n"
+    )
+    return path
+
+
+def test_users_through_the_admin_api(sasl_cluster: SaslCluster, tmp_path: Path) -> None:
+    config = write_client_properties(tmp_path / "admin.properties", "SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)
+    server = ["--bootstrap-server", sasl_cluster.bootstrap, "--command-config", str(config)]
+    user = f"dave-{uuid.uuid4().hex[:6]}"
+    done = run_kafkaops(
+        sasl_cluster, "configs", *server, "--alter", "--entity-type", "users", "--entity-name", user,
+        "--add-config", "SCRAM-SHA-512=[iterations=8192,password=dave-pw]",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, f"Completed updating config for user {user}.\n"), done.stderr
+    wait_for(logs_in(sasl_cluster.bootstrap, "SCRAM-SHA-512", user, "dave-pw"), 15, what="the new user's login")
+    described = run_kafkaops(
+        sasl_cluster, "configs", *server, "--describe", "--entity-type", "users", "--entity-name", user
+    )
+    assert (
+        described.stdout == f"SCRAM credential configs for user-principal '{user}' are SCRAM-SHA-512=iterations=8192\n"
+    )
+    everyone = run_kafkaops(sasl_cluster, "configs", *server, "--describe", "--entity-type", "users")
+    assert f"SCRAM credential configs for user-principal '{ADMIN}' are SCRAM-SHA-512=iterations=4096" in everyone.stdout
+    # the same user seen by the other clients' admin APIs, then removed by confluent-kafka's
+    from confluent_kafka.admin import AdminClient, UserScramCredentialDeletion
+
+    admin = AdminClient(
+        {"bootstrap.servers": sasl_cluster.bootstrap, **confluent_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)}
+    )
+    from confluent_kafka.admin import ScramMechanism as ConfluentScram
+
+    description = admin.describe_user_scram_credentials([user])[user].result(timeout=30)
+    infos = [(i.mechanism, i.iterations) for i in description.scram_credential_infos]
+    assert infos == [(ConfluentScram.SCRAM_SHA_512, 8192)]
+    futures = admin.alter_user_scram_credentials([UserScramCredentialDeletion(user, ConfluentScram.SCRAM_SHA_512)])
+    futures[user].result(timeout=30)
+    wait_for(lambda: not logs_in(sasl_cluster.bootstrap, "SCRAM-SHA-512", user, "dave-pw")(), 15, what="removal")
+    gone = run_kafkaops(sasl_cluster, "configs", *server, "--describe", "--entity-type", "users", "--entity-name", user)
+    assert (gone.returncode, gone.stdout) == (0, "")
+
+
+def test_confluent_and_kafka_python_create_users(sasl_cluster: SaslCluster) -> None:
+    from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+    admin = AdminClient(
+        {"bootstrap.servers": sasl_cluster.bootstrap, **confluent_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)}
+    )
+    user = f"erin-{uuid.uuid4().hex[:6]}"
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096)
+    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(user, info, b"erin-pw")])
+    futures[user].result(timeout=30)
+    wait_for(logs_in(sasl_cluster.bootstrap, "SCRAM-SHA-256", user, "erin-pw"), 15, what="confluent's new user")
+    from kafka.admin import KafkaAdminClient
+
+    python_admin = KafkaAdminClient(
+        bootstrap_servers=sasl_cluster.bootstrap, **kafka_python_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)
+    )
+    try:
+        described = python_admin.describe_user_scram_credentials([user])
+    finally:
+        python_admin.close()
+    assert user in str(described) and "4096" in str(described)
