@@ -21,8 +21,10 @@ from kafkaops.cluster.common.errors import (
     IllegalSaslStateError,
     SaslAuthenticationFailedError,
     UnsupportedSaslMechanismError,
+    for_code,
     from_code,
 )
+from kafkaops.cluster.common.java_errors import default_message
 from kafkaops.cluster.common.sasl import SaslClientLogin, create_sasl_client
 from kafkaops.cluster.common.scram import SaslException
 from kafkaops.cluster.protocol.framing import frame, read_frame, read_frame_blocking
@@ -62,7 +64,9 @@ def exchange(login: SaslClientLogin) -> Exchange:
     while True:
         answer = yield ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token}
         if answer["error_code"]:
-            raise from_code(answer["error_code"], answer.get("error_message"))
+            # the broker's message alone, as Kafka's clients raise it (SaslAuthenticationException)
+            code = answer["error_code"]
+            raise for_code(code)(answer.get("error_message") or default_message(code), named=False)
         try:
             token = client.evaluate_challenge(answer["auth_bytes"])
         except SaslException as error:
