@@ -12,6 +12,8 @@ import typer
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
+from kafkaops.cluster.common.errors import UsageError, UserError
+from kafkaops.cluster.local import security as local_security
 from kafkaops.cluster.local.cluster import ClusterStatus, LocalCluster
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
@@ -130,11 +132,67 @@ def cluster_up(
     zookeeper_connect: Annotated[
         str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
     ] = None,
+    security: Annotated[
+        str,
+        typer.Option(
+            "--security",
+            help="plaintext, or sasl_plaintext: every listener (inter-broker too) SASL with SCRAM-SHA-512; an admin "
+            "user is created and its client settings written to <state dir>/client.properties. A new cluster only.",
+        ),
+    ] = local_security.PLAINTEXT,
     output: Output = OutputFormat.text,
 ) -> None:
     """Start ZooKeeper (unless --zookeeper) and the brokers; return once a controller is elected."""
-    status = LocalCluster(state_dir(state)).up(brokers=brokers, zookeeper_connect=zookeeper_connect)
+    local = LocalCluster(state_dir(state))
+    if security not in local_security.SECURITY_CHOICES:
+        raise UsageError(f"--security must be one of {', '.join(local_security.SECURITY_CHOICES)}, not {security}")
+    existing = local.broker_overrides if local.exists() else None
+    if (
+        existing is not None
+        and local_security.security_of(existing) != security
+        and security != local_security.PLAINTEXT
+    ):
+        raise UserError(
+            f"The cluster in {local.state_dir} was created with --security {local_security.security_of(existing)}: "
+            "its security does not change on restart"
+        )
+    if existing is not None:
+        security = local_security.security_of(existing)
+        password = local_security.admin_password_of(existing, security)
+        status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect)
+    elif security == local_security.PLAINTEXT:
+        password = None
+        status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect)
+    else:
+        password = local_security.new_password()
+        status = local.up(
+            brokers=brokers,
+            zookeeper_connect=zookeeper_connect,
+            broker_overrides=local_security.broker_overrides(security, password),
+            before_brokers=lambda connect: local_security.create_scram_user(
+                connect, local_security.ADMIN_USER, password, local_security.ADMIN_MECHANISM
+            ),
+        )
     _print_status(status, output)
+    if password is not None and output is OutputFormat.text:
+        properties = local_security.client_properties(security, password)
+        path = local_security.write_client_properties(local.state_dir, properties)
+        print_lines(_security_usage(security, path, status.bootstrap_servers or "", password))
+
+
+def _security_usage(security: str, properties: Path, bootstrap: str, password: str) -> list[str]:
+    """How to reach a secured local cluster: the admin user, its client properties, a tool and kcat."""
+    user, mechanism = local_security.ADMIN_USER, local_security.ADMIN_MECHANISM.mechanism_name
+    protocol = local_security.listener_name(security)
+    return [
+        f"Security: {protocol} on every listener, {mechanism} between brokers as user '{user}'",
+        f"Admin client settings (user '{user}', {mechanism}): {properties}",
+        f"  kafkaops topics --bootstrap-server {bootstrap} --command-config {properties} --list",
+        f"  kcat -b {bootstrap} -X security.protocol={protocol} -X sasl.mechanisms={mechanism} "
+        f"-X sasl.username={user} -X sasl.password={password} -L",
+        "New users: kafkaops configs --alter --entity-type users --entity-name <user> "
+        "--add-config 'SCRAM-SHA-512=[password=<password>]'",
+    ]
 
 
 @app.command("status")

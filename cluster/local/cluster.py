@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,10 +123,12 @@ class LocalCluster:
         broker_overrides: Mapping[str, Any] | None = None,
         racks: Mapping[int, str] | None = None,
         timeout_s: float = 60.0,
+        before_brokers: Callable[[str], None] | None = None,
     ) -> ClusterStatus:
         """Start ZooKeeper (unless given) and the brokers: those the state dir holds (added ones included,
         removed ones not), or ids 0..`brokers`-1 for a new cluster; wait until a controller is elected and
-        every one is registered."""
+        every one is registered. `before_brokers` is called with the ZooKeeper connect string before any
+        broker starts (a secured cluster's admin user is created there)."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.config_file.exists():
             existing = self.load()
@@ -142,6 +144,8 @@ class LocalCluster:
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
         self._save(zookeeper_connect, broker_overrides)
+        if before_brokers is not None:
+            before_brokers(zookeeper_connect)
         for broker_id in ids:
             self.start_broker(broker_id, wait=False)
         self.wait_until(lambda s: s.controller_id is not None and all(b.registered for b in s.brokers), timeout_s)
