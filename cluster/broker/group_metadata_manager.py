@@ -600,7 +600,7 @@ class GroupMetadataManager:
             self.config.offsets_commit_timeout_ms,
             (ProducePartitionData(tp, build_batch(records)),),
         )
-        (result,) = await self.replica_manager.append_records(request)
+        (result,) = await self.replica_manager.append_records(request, internal_topics_allowed=True)
         return result.error_code, result.base_offset
 
     def _now_ms(self) -> int:

@@ -356,7 +356,7 @@ class KafkaApis:
         return await self.offset_apis.offset_commit(body, header.api_version)
 
     async def handle_offset_fetch_request(self, header: RequestHeader, body: Body) -> Response:
-        return self.offset_apis.offset_fetch(body, header.api_version)
+        return await self.offset_apis.offset_fetch(body, header.api_version)
 
     async def handle_offset_delete_request(self, header: RequestHeader, body: Body) -> Response:
         return await self.offset_apis.offset_delete(body)

@@ -7,8 +7,8 @@ partitions, `offsets.topic.replication.factor` replicas (refused, and so COORDIN
 fewer brokers are alive), compacted, `offsets.topic.segment.bytes` segments, compression `producer`; the
 answer is COORDINATOR_NOT_AVAILABLE until the partition has a leader.
 
-OffsetCommit v0 and OffsetFetch v0 store offsets in Kafka's storage here, where Kafka 2.8 uses ZooKeeper
-(`/consumers/<group>/offsets`): see the README.
+OffsetCommit v0 and OffsetFetch v0 keep offsets in ZooKeeper (`/consumers/<group>/offsets/<topic>/<p>`),
+as Kafka 2.8 does for the old consumers that speak them; v1 and later go to `__consumer_offsets`.
 """
 
 from __future__ import annotations
@@ -165,9 +165,26 @@ class OffsetApis:
                 now if commit_timestamp == DEFAULT_TIMESTAMP else commit_timestamp,
                 None if retention_ms == DEFAULT_RETENTION_TIME else now + retention_ms,
             )
-        if offsets:
+        if offsets and version == 0:
+            results.update(await asyncio.get_running_loop().run_in_executor(None, self._commit_to_zk, body, offsets))
+        elif offsets:
             results.update(await self._commit(body, offsets))
         return {"throttle_time_ms": 0, "topics": _by_topic(((tp, {"error_code": results[tp]}) for tp, _ in requested))}
+
+    def _commit_to_zk(self, body: Body, offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[TopicPartition, int]:
+        """OffsetCommit v0: each offset to its znode (executor thread)."""
+        results = {}
+        for tp, offset in offsets.items():
+            if len(offset.metadata) > self.config.offset_metadata_max_bytes:
+                results[tp] = errors.OffsetMetadataTooLargeError.code
+                continue
+            try:
+                self.zk.set_or_create_consumer_offset(body["group_id"], tp, offset.offset)
+                results[tp] = NONE
+            except Exception as error:  # noqa: BLE001 - Errors.forException: the commit's error, not the handler's
+                log.warning("Failed to commit the offset of %s for group %s: %s", tp, body["group_id"], error)
+                results[tp] = errors.UnknownServerError.code
+        return results
 
     async def _commit(self, body: Body, offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict[TopicPartition, int]:
         group_id = body["group_id"]
@@ -183,13 +200,18 @@ class OffsetApis:
 
     # --- OffsetFetch --------------------------------------------------------------------------------------
 
-    def offset_fetch(self, body: Body, version: int) -> Response:
-        """`handleOffsetFetchRequest` → `GroupCoordinator.handleFetchOffsets` → `getOffsets` (v1+; v0 too)."""
+    async def offset_fetch(self, body: Body, version: int) -> Response:
+        """`handleOffsetFetchRequest` → `GroupCoordinator.handleFetchOffsets` → `getOffsets` (v0: ZooKeeper)."""
         group_id = body["group_id"]
         topics = body["topics"]
         requested = (
             None if topics is None else [TopicPartition(t["name"], i) for t in topics for i in t["partition_indexes"]]
         )
+        if version == 0:
+            found_in_zk = await asyncio.get_running_loop().run_in_executor(
+                None, self._fetch_from_zk, group_id, requested or []
+            )
+            return {"throttle_time_ms": 0, "error_code": NONE, "topics": _by_topic(found_in_zk)}
         error = self.manager.group_status_error(group_id)
         if error is not None:
             # OffsetFetchRequest.getErrorResponse: below v2 the error goes to every partition asked for
@@ -205,6 +227,25 @@ class OffsetApis:
             "error_code": NONE,
             "topics": _by_topic((tp, _partition_data(offset, NONE)) for tp, offset in found.items()),
         }
+
+    def _fetch_from_zk(
+        self, group_id: str, requested: list[TopicPartition]
+    ) -> list[tuple[TopicPartition, dict[str, Any]]]:
+        """OffsetFetch v0: unknown partitions and partitions without a znode are `UNKNOWN_PARTITION`."""
+        unknown = errors.UnknownTopicOrPartitionError.code
+        found: list[tuple[TopicPartition, dict[str, Any]]] = []
+        for tp in requested:
+            try:
+                offset = self.zk.get_consumer_offset(group_id, tp) if self._known(tp) else None
+            except Exception as error:  # noqa: BLE001 - Errors.forException
+                log.warning("Failed to read the offset of %s for group %s: %s", tp, group_id, error)
+                found.append((tp, _partition_data(None, errors.UnknownServerError.code)))
+                continue
+            if offset is None:
+                found.append((tp, _partition_data(None, unknown)))
+            else:
+                found.append((tp, _partition_data(OffsetAndMetadata(offset, None, NO_METADATA, -1), NONE)))
+        return found
 
     # --- OffsetDelete -------------------------------------------------------------------------------------
 

@@ -21,7 +21,9 @@ from kafka import TopicPartition as KpTopicPartition
 from kafka.structs import OffsetAndMetadata as KpOffsetAndMetadata
 
 from kafkaops.admin import topics as admin_topics
+from kafkaops.admin.kafka_client.connection import BrokerConnection
 from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafkaops.cluster.common import errors
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.group_coordinator_records import (
@@ -29,8 +31,10 @@ from kafkaops.cluster.protocol.group_coordinator_records import (
     read_message_key,
     read_offset_message_value,
 )
-from kafkaops.cluster.protocol.records import iter_records
+from kafkaops.cluster.protocol.records import Record, build_batch, iter_records
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.values import TopicPartition as KTopicPartition
 from tests.cluster.clients_util import bootstrap_of, leader_of, log_batches, log_dir, wait_partitions
 from tests.cluster.conftest import FAST
 
@@ -201,6 +205,65 @@ def test_the_records_decode_with_kafkas_schemas_and_dump_log_reads_them(
     )
     assert result.returncode == 0, result.stderr
     assert "baseOffset: " in result.stdout
+
+
+def _connection(local: LocalCluster, broker_id: int) -> BrokerConnection:
+    endpoint = next(b.endpoint for b in local.status().brokers if b.broker_id == broker_id)
+    assert endpoint is not None
+    host, port = endpoint.removeprefix("PLAINTEXT://").split(":")
+    connection = BrokerConnection(host, int(port), "kafkaops-test", 10.0, str(broker_id))
+    connection.connect()
+    return connection
+
+
+def test_the_wire_forms(offsets_cluster: LocalCluster, ozk: KafkaZkClient) -> None:
+    """v0 commits go to ZooKeeper as Kafka 2.8 keeps them; a non-coordinator says NOT_COORDINATOR; the
+    all-partitions OffsetFetch; OffsetDelete; clients may not produce to the offsets topic."""
+    _topic(ozk, "wire", 1)
+    group = "wire-group"
+    _confluent_commit(bootstrap_of(offsets_cluster), group, [CkTopicPartition("wire", 0, 9)])
+    coordinator = _offsets_leader(ozk, group)
+    other = next(b for b in offsets_cluster.broker_ids() if b != coordinator)
+    topics = [
+        {"name": "wire", "partitions": [{"partition_index": 0, "committed_offset": 77, "committed_metadata": None}]}
+    ]
+    with_v0 = _connection(offsets_cluster, other)
+    try:
+        answer = with_v0.request(ApiKey.OFFSET_COMMIT, 0, {"group_id": "zk-group", "topics": topics}, 10.0)
+        assert answer["topics"][0]["partitions"][0]["error_code"] == 0
+        assert ozk.get_consumer_offset("zk-group", KTopicPartition("wire", 0)) == 77
+        fetch_v0 = {"group_id": "zk-group", "topics": [{"name": "wire", "partition_indexes": [0]}]}
+        fetched = with_v0.request(ApiKey.OFFSET_FETCH, 0, fetch_v0, 10.0)
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 77
+        answer = with_v0.request(ApiKey.OFFSET_FETCH, 7, {"group_id": group, "topics": None}, 10.0)
+        assert answer["error_code"] == errors.NotCoordinatorError.code
+    finally:
+        with_v0.close()
+    connection = _connection(offsets_cluster, coordinator)
+    try:
+        found = connection.request(ApiKey.OFFSET_FETCH, 7, {"group_id": group, "topics": None}, 10.0)
+        assert found["error_code"] == 0
+        assert [(t["name"], [p["committed_offset"] for p in t["partitions"]]) for t in found["topics"]] == [
+            ("wire", [9])
+        ]
+        delete = {"group_id": group, "topics": [{"name": "wire", "partitions": [{"partition_index": 0}]}]}
+        deleted = connection.request(ApiKey.OFFSET_DELETE, 0, delete, 10.0)
+        assert (deleted["error_code"], deleted["topics"][0]["partitions"][0]["error_code"]) == (0, 0)
+        found = connection.request(ApiKey.OFFSET_FETCH, 7, {"group_id": group, "topics": None}, 10.0)
+        assert found["topics"] == []
+    finally:
+        connection.close()
+    # a client's produce to the offsets topic: INVALID_TOPIC_EXCEPTION ("Cannot append to internal topic")
+    partition = partition_for(group, OFFSETS_PARTITIONS)
+    batch = build_batch([Record(0, 0, b"not", b"ours")])
+    data = [{"name": GROUP_METADATA_TOPIC_NAME, "partition_data": [{"index": partition, "records": batch}]}]
+    connection = _connection(offsets_cluster, coordinator)
+    try:
+        body = {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": data}
+        produced = connection.request(ApiKey.PRODUCE, 8, body, 10.0)
+        assert produced["responses"][0]["partition_responses"][0]["error_code"] == errors.InvalidTopicError.code
+    finally:
+        connection.close()
 
 
 def test_committed_offsets_survive_a_sigkill_of_the_coordinator(

@@ -165,7 +165,8 @@ class FakeReplicaManager:
         self.appended: list[tuple[TopicPartition, int, bytes]] = []
         self.partitions: dict[TopicPartition, Any] = {}
 
-    async def append_records(self, request: Any) -> list[ProducePartitionResult]:
+    async def append_records(self, request: Any, internal_topics_allowed: bool = False) -> list[ProducePartitionResult]:
+        assert internal_topics_allowed
         (data,) = request.partitions
         self.appended.append((data.tp, request.acks, bytes(data.records)))
         return [ProducePartitionResult(data.tp, self.code, 40 if self.code == errors.NONE else -1)]
