@@ -12,6 +12,7 @@ retention time), GroupMetadataKey v2, GroupMetadataValue v3 (static member ids).
 
 from __future__ import annotations
 
+import json
 import struct
 from dataclasses import dataclass
 from importlib import resources
@@ -170,3 +171,71 @@ def read_group_message_value(buf: bytes | None) -> dict[str, Any] | None:
         for member in value["members"]:
             member["rebalance_timeout"] = member["session_timeout"]
     return value
+
+
+# --- Kafka's text of the records (`GroupMetadataManager.formatRecordKeyAndValue`, dump-log --offsets-decoder) --
+
+
+def _hex(data: bytes) -> str:
+    """Kafka's `"%X".format(BigInt(1, bytes))`: upper case, no leading zeros, empty for no bytes."""
+    return format(int.from_bytes(data, "big"), "X") if data else ""
+
+
+def _consumer_assignment(data: bytes) -> tuple[list[str], bytes | None]:
+    """`ConsumerProtocol.deserializeAssignment`: the partitions as `topic-partition`, and the user data."""
+    try:
+        (version,) = struct.unpack_from(">h", data, 0)
+        if version < 0:
+            raise CorruptMessageError(f"Unsupported assignment version: {version}")
+        position, partitions = 2, []
+        (topics,) = struct.unpack_from(">i", data, position)
+        position += 4
+        for _ in range(max(topics, 0)):
+            (length,) = struct.unpack_from(">h", data, position)
+            topic = data[position + 2 : position + 2 + length].decode()
+            position += 2 + length
+            (count,) = struct.unpack_from(">i", data, position)
+            indexes = struct.unpack_from(f">{max(count, 0)}i", data, position + 4)
+            position += 4 + 4 * max(count, 0)
+            partitions.extend(f"{topic}-{p}" for p in indexes)
+        (size,) = struct.unpack_from(">i", data, position)
+    except struct.error as error:
+        raise CorruptMessageError(f"Error reading a consumer assignment: {error}") from None
+    user_data = None if size < 0 else data[position + 4 : position + 4 + size]
+    return partitions, user_data
+
+
+def _member_assignment(protocol_type: str, member: dict[str, Any]) -> str:
+    if protocol_type != "consumer":
+        return f"{member['member_id']}={_hex(member['assignment'])}"
+    partitions, user_data = _consumer_assignment(member["assignment"])
+    assigned = f"{member['member_id']}=[{', '.join(partitions)}]"
+    return f"{assigned}:{_hex(user_data)}" if user_data else assigned
+
+
+def format_record_key_and_value(key: bytes | None, value: bytes | None) -> tuple[str, str]:
+    """Kafka 2.8's `formatRecordKeyAndValue`: `offset_commit::group=g,partition=t-0` with `offset=5[,metadata=m]`,
+    `group_metadata::group=g` with a JSON summary, `<DELETE>` for a tombstone."""
+    if key is None:
+        raise CorruptMessageError("Failed to decode message using offset topic decoder (message had a missing key)")
+    parsed = read_message_key(key)
+    if isinstance(parsed, OffsetKey):
+        offset = read_offset_message_value(value)
+        key_text = f"offset_commit::group={parsed.group},partition={parsed.topic}-{parsed.partition}"
+        if offset is None:
+            return key_text, "<DELETE>"
+        metadata = f",metadata={offset.metadata}" if offset.metadata else ""
+        return key_text, f"offset={offset.offset}{metadata}"
+    group = read_group_message_value(value)
+    key_text = f"group_metadata::group={parsed.group}"
+    if group is None:
+        return key_text, "<DELETE>"
+    protocol_type = group["protocol_type"] or ""
+    assignment = ",".join(_member_assignment(protocol_type, m) for m in group["members"])
+    summary = {
+        "protocolType": protocol_type,
+        "protocol": group["protocol"],
+        "generationId": group["generation"],
+        "assignment": "{" + assignment + "}",
+    }
+    return key_text, json.dumps(summary, ensure_ascii=False, separators=(",", ":"))

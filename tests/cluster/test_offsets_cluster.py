@@ -197,14 +197,20 @@ def test_the_records_decode_with_kafkas_schemas_and_dump_log_reads_them(
         assert (key.version, key.topic, key.partition) == (1, "dec", 0)
         assert value is not None and value.offset == 42 and value.expire_timestamp is None
     segment = log_dir(offsets_cluster, states[partition].leader, GROUP_METADATA_TOPIC_NAME, partition)
+    files = ["--files", str(segment / "00000000000000000000.log")]
     result = subprocess.run(
-        [sys.executable, "-m", "kafkaops.cli", "dump-log", "--files", str(segment / "00000000000000000000.log")],
+        [sys.executable, "-m", "kafkaops.cli", "dump-log", *files], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "baseOffset: " in result.stdout
+    decoded = subprocess.run(
+        [sys.executable, "-m", "kafkaops.cli", "dump-log", *files, "--offsets-decoder"],
         capture_output=True,
         text=True,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
-    assert "baseOffset: " in result.stdout
+    assert decoded.returncode == 0, decoded.stderr
+    assert " key: offset_commit::group=decoded,partition=dec-0 payload: offset=42" in decoded.stdout
 
 
 def _connection(local: LocalCluster, broker_id: int) -> BrokerConnection:

@@ -3,6 +3,8 @@ GroupMetadataKey/Value, written with `MessageUtil.toVersionPrefixedBytes`)."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 from kafkaops.cluster.common.errors import CorruptMessageError
@@ -10,6 +12,7 @@ from kafkaops.cluster.protocol.group_coordinator_records import (
     GroupMetadataKey,
     OffsetAndMetadata,
     OffsetKey,
+    format_record_key_and_value,
     group_metadata_key,
     group_metadata_value,
     offset_commit_key,
@@ -144,3 +147,42 @@ def test_unknown_value_versions_are_refused() -> None:
         read_offset_message_value(bytes.fromhex("0004"))
     with pytest.raises(CorruptMessageError, match="Unknown group metadata message version: 9"):
         read_group_message_value(bytes.fromhex("0009"))
+
+
+def _consumer_assignment(partitions: dict[str, list[int]], user_data: bytes | None) -> bytes:
+    """ConsumerProtocolAssignment v1 (what Kafka's consumers send in SyncGroup)."""
+    out = struct.pack(">hi", 1, len(partitions))
+    for topic, indexes in partitions.items():
+        out += (
+            struct.pack(">h", len(topic)) + topic.encode() + struct.pack(f">i{len(indexes)}i", len(indexes), *indexes)
+        )
+    return out + (struct.pack(">i", -1) if user_data is None else struct.pack(">i", len(user_data)) + user_data)
+
+
+def test_kafkas_text_of_the_records() -> None:
+    key = offset_commit_key("g", "t", 0)
+    assert format_record_key_and_value(key, offset_commit_value(OffsetAndMetadata(5, None, "", 1))) == (
+        "offset_commit::group=g,partition=t-0",
+        "offset=5",
+    )
+    assert (
+        format_record_key_and_value(key, offset_commit_value(OffsetAndMetadata(5, 2, "m", 1)))[1]
+        == "offset=5,metadata=m"
+    )
+    assert format_record_key_and_value(key, None)[1] == "<DELETE>"
+    members = [
+        {**MEMBER, "member_id": "a", "assignment": _consumer_assignment({"t": [0, 1], "u": [2]}, None)},
+        {**MEMBER, "member_id": "b", "assignment": _consumer_assignment({"t": [2]}, b"\x00\x0a\xff")},
+    ]
+    value = group_metadata_value({**GROUP, "members": members})
+    assert format_record_key_and_value(group_metadata_key("g"), value) == (
+        "group_metadata::group=g",
+        '{"protocolType":"consumer","protocol":"range","generationId":3,"assignment":"{a=[t-0, t-1, u-2],b=[t-2]:AFF}"}',
+    )
+    connect = group_metadata_value(
+        {**GROUP, "protocol_type": "connect", "members": [{**MEMBER, "assignment": b"\x00\x1f"}]}
+    )
+    assert format_record_key_and_value(group_metadata_key("g"), connect)[1].endswith('"assignment":"{m-1=1F}"}')
+    assert format_record_key_and_value(group_metadata_key("g"), None) == ("group_metadata::group=g", "<DELETE>")
+    with pytest.raises(CorruptMessageError, match="missing key"):
+        format_record_key_and_value(None, b"")
