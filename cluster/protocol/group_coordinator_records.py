@@ -187,7 +187,7 @@ def _consumer_assignment(data: bytes) -> tuple[list[str], bytes | None]:
         (version,) = struct.unpack_from(">h", data, 0)
         if version < 0:
             raise CorruptMessageError(f"Unsupported assignment version: {version}")
-        position, partitions = 2, []
+        position, partitions = 2, list[str]()
         (topics,) = struct.unpack_from(">i", data, position)
         position += 4
         for _ in range(max(topics, 0)):
