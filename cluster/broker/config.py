@@ -118,8 +118,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.retry.backoff.ms", _LONG, "5000"),
         ConfigKey("controlled.shutdown.enable", _BOOL, "true"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
+        # offset management (Kafka's definition order); offsets.topic.compression.codec 0 is "none"
+        ConfigKey("offset.metadata.max.bytes", _INT, "4096"),
+        ConfigKey("offsets.load.buffer.size", _INT, "5242880", at_least(1)),
         ConfigKey("offsets.topic.replication.factor", _SHORT, "3", at_least(1)),
         ConfigKey("offsets.topic.num.partitions", _INT, "50", at_least(1)),
+        ConfigKey("offsets.topic.segment.bytes", _INT, "104857600", at_least(1)),
+        ConfigKey("offsets.retention.minutes", _INT, "10080", at_least(1)),
+        ConfigKey("offsets.retention.check.interval.ms", _LONG, "600000", at_least(1)),
+        ConfigKey("offsets.commit.timeout.ms", _INT, "5000", at_least(1)),
         ConfigKey("delete.topic.enable", _BOOL, "true"),
         ConfigKey("compression.type", _STRING, "producer"),
         ConfigKey("transaction.state.log.min.isr", _INT, "2", at_least(1)),
@@ -226,8 +233,14 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int
     controlled_shutdown_enable: bool
     group_initial_rebalance_delay_ms: int
+    offset_metadata_max_bytes: int
+    offsets_load_buffer_size: int
     offsets_topic_replication_factor: int
     offsets_topic_num_partitions: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offsets_commit_timeout_ms: int
     delete_topic_enable: bool
     compression_type: str
     transaction_state_log_min_isr: int

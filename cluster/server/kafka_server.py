@@ -143,7 +143,7 @@ class KafkaServer:
                 self.config.quota_producer_default,
                 self.config.quota_consumer_default,
             ),
-            inter_broker_login(self.config),
+            inter_broker_sasl=inter_broker_login(self.config),
         )
         self.credential_provider = CredentialProvider()
         self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
