@@ -5,7 +5,7 @@ Per broker `host:port (id: N rack: R) -> (` then one API per line as Kafka's `No
 `UNSUPPORTED` for a ZooKeeper-broker API the broker does not serve), then `)`. A broker that cannot be
 asked prints `-> ERROR: <why>`. No bootstrap server answering prints Kafka's "Request METADATA failed on
 brokers ..." and exits 1. Without --bootstrap-server, the running brokers of the local cluster
-(`--state-dir`). `--command-config` may not ask for TLS or SASL (this client speaks PLAINTEXT).
+(`--state-dir`). `--command-config` may ask for SASL_PLAINTEXT, not TLS yet.
 """
 
 from __future__ import annotations

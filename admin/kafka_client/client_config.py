@@ -62,10 +62,9 @@ def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum:
     return value
 
 
-def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
-    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
-    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
-    client does not speak yet."""
+def sasl_login(properties: Mapping[str, str]) -> SaslClientLogin | None:
+    """The SASL login of a client's settings (`security.protocol`, `sasl.mechanism`, `sasl.jaas.config`), None
+    without SASL. Raises InvalidArgumentError for a protocol our client does not speak or a bad login."""
     protocol = properties.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
         raise InvalidArgumentError(
@@ -77,11 +76,17 @@ def admin_client_config(properties: Mapping[str, str], default_client_id: str) -
             f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT and "
             "SASL_PLAINTEXT only"
         )
-    sasl = None
-    if protocol.startswith("SASL_"):
-        sasl = client_login(properties.get("sasl.mechanism", "GSSAPI").strip(), properties.get("sasl.jaas.config"))
+    if not protocol.startswith("SASL_"):
+        return None
+    return client_login(properties.get("sasl.mechanism", "GSSAPI").strip(), properties.get("sasl.jaas.config"))
+
+
+def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
+    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
+    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
+    client does not speak yet."""
     return AdminClientConfig(
-        sasl=sasl,
+        sasl=sasl_login(properties),
         client_id=properties.get("client.id", "").strip() or default_client_id,
         request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),
         default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms", 60000, 0),

@@ -272,13 +272,13 @@ class Ran:
     stderr: str
 
 
-def run_kafkaops(*args: str) -> Ran:
+def run_kafkaops(*args: str, stdin: str | None = None) -> Ran:
     """`kafkaops <args>` in this process (Typer's runner), as the tools' tests run it."""
     from typer.testing import CliRunner
 
     from kafkaops.cli.app import app
 
-    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    result = CliRunner().invoke(app, list(args), input=stdin, catch_exceptions=False)
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
@@ -409,3 +409,24 @@ def test_cluster_up_printed_its_usage_and_client_properties(sasl_cluster: SaslCl
     # without the settings a tool is refused
     refused = run_kafkaops("topics", "--bootstrap-server", sasl_cluster.bootstrap, "--list")
     assert refused.returncode == 1
+
+
+def test_console_tools_with_sasl_settings(sasl_cluster: SaslCluster) -> None:
+    topic, server = new_topic(sasl_cluster), ["--bootstrap-server", sasl_cluster.bootstrap, "--topic"]
+    properties = load_properties(sasl_cluster.client_properties)
+    settings = [arg for key, value in properties.items() for arg in ("--producer-property", f"{key}={value}")]
+    produced = run_kafkaops("console-producer", *server, topic, *settings, stdin="one\ntwo\n")
+    assert produced.returncode == 0, produced.stderr
+    settings = [arg for key, value in properties.items() for arg in ("--consumer-property", f"{key}={value}")]
+    consumed = run_kafkaops(
+        "console-consumer",
+        *server,
+        topic,
+        "--from-beginning",
+        "--max-messages",
+        "2",
+        "--timeout-ms",
+        "20000",
+        *settings,
+    )
+    assert consumed.stdout.splitlines() == ["one", "two"], consumed.stderr
