@@ -525,6 +525,15 @@ def _validate(config: BrokerConfig) -> None:
         f"Found {','.join(advertised)}. The valid options based on the current configuration are "
         f"{','.join(listeners)}",
     )
+    inter_broker = config.effective_inter_broker_listener_name
+    if config.listener_security_protocol_map.get(inter_broker, "").startswith("SASL_"):
+        override = config.listener_sasl_configs.get(f"listener.name.{inter_broker.lower()}.sasl.enabled.mechanisms")
+        enabled = config.sasl_enabled_mechanisms if override is None else tuple(m.strip() for m in override.split(","))
+        _require(
+            config.sasl_mechanism_inter_broker_protocol in enabled,
+            "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used "
+            "for inter-broker communication",
+        )
     _require(
         all(e.host != "0.0.0.0" for e in config.effective_advertised_listeners),
         "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.",

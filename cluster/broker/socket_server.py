@@ -84,6 +84,7 @@ class SocketServer:
         self.security_protocol = config.listener_security_protocol_map.get(listener, "PLAINTEXT")
         self.sasl: SaslListenerSettings | None = None
         if sasl_config.is_sasl(self.security_protocol):
+            sasl_config.check_listener(config, listener)
             self.sasl = SaslListenerSettings(
                 sasl_config.enabled_mechanisms(config, listener),
                 (credentials or CredentialProvider()).lookup,

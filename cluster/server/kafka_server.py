@@ -39,7 +39,7 @@ from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.broker.sasl_config import inter_broker_login
+from kafkaops.cluster.broker.sasl_config import check_sasl_listeners, inter_broker_login
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
@@ -86,6 +86,7 @@ class KafkaServer:
     # --- lifecycle -------------------------------------------------------------------------------
 
     def startup(self) -> None:
+        check_sasl_listeners(self.config)
         for directory in self.log_dirs:
             directory.mkdir(parents=True, exist_ok=True)
         self.state_change_log = StateChangeLogFile(self.logs_dir)

@@ -396,3 +396,44 @@ def test_sasl_listener_settings() -> None:
     assert login is not None and (login.mechanism, login.username, login.password) == ("PLAIN", "admin", "admin-pw")
     with pytest.raises(InvalidConfigurationError, match="Unknown broker config name: listener.name.x.ssl.foo"):
         parse_broker_config({**ZK, "listener.name.x.ssl.foo": "1"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"sasl.enabled.mechanisms": "PLAIN"},
+            "requirement failed: sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
+            "when SASL is used for inter-broker communication",
+        ),
+    ],
+)
+def test_sasl_inter_broker_mechanism_must_be_enabled(extra: dict[str, str], message: str) -> None:
+    values = {
+        **ZK,
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+        **extra,
+    }
+    with pytest.raises(InvalidConfigurationError) as raised:
+        parse_broker_config(values)
+    assert str(raised.value) == message
+
+
+def test_sasl_listener_checks() -> None:
+    from kafkaops.cluster.broker import sasl_config
+
+    base = {**ZK, "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "inter.broker.listener.name": "SASL_PLAINTEXT"}
+    with pytest.raises(InvalidConfigurationError, match="kafkaops brokers implement PLAIN, SCRAM-SHA-256"):
+        sasl_config.check_sasl_listeners(parse_broker_config(base))  # Kafka's default: GSSAPI
+    plain_only = {**base, "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN"}
+    with pytest.raises(InvalidConfigurationError, match="PLAIN is enabled but has no login module"):
+        sasl_config.check_sasl_listeners(parse_broker_config(plain_only))
+    scram = {
+        **base,
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+    }
+    with pytest.raises(InvalidConfigurationError, match="needs a login module for SCRAM-SHA-256"):
+        sasl_config.check_sasl_listeners(parse_broker_config(scram))
