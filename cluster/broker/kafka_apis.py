@@ -60,6 +60,7 @@ from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionR
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
+from kafkaops.cluster.common.java_errors import default_message
 from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
@@ -418,7 +419,7 @@ class KafkaApis:
             code = errors.NotControllerError.code
             return {
                 "throttle_time_ms": 0,
-                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+                "results": [{"user": u, "error_code": code, "error_message": default_message(code)} for u in users],
             }
         return await asyncio.get_running_loop().run_in_executor(
             None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
