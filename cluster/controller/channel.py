@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol
 
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
@@ -104,7 +105,7 @@ class RequestSendThread(threading.Thread):
                 if correlation_id != self._correlation_id:
                     raise OSError(f"correlation id {correlation_id}, expected {self._correlation_id}")
                 return body
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, KafkaOpsError) as error:  # KafkaOpsError: a refused SASL login
                 if self._running:
                     log.warning(
                         "Controller %s failed to send %s to broker %s (%s); retrying",
