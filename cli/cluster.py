@@ -13,7 +13,7 @@ from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cluster.common.errors import UsageError, UserError
-from kafkaops.cluster.local import security as local_security
+from kafkaops.cluster.local import sasl_setup as local_security
 from kafkaops.cluster.local.cluster import ClusterStatus, LocalCluster
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 

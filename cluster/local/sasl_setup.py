@@ -1,4 +1,4 @@
-"""A local cluster's security (`kafkaops cluster up --security sasl_plaintext`): every listener, the
+"""A local cluster's SASL (`kafkaops cluster up --security sasl_plaintext`): every listener, the
 inter-broker one included, speaks SASL; an admin user with a SCRAM-SHA-512 credential is created in
 ZooKeeper before the brokers start (they log in to each other as that user), and a Kafka client properties
 file for it is written to `<state dir>/client.properties`, as a Kafka client or `--command-config` reads it.
