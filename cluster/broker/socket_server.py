@@ -34,11 +34,7 @@ from kafkaops.cluster.broker import sasl_config
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.request_channel import RequestContext
-from kafkaops.cluster.broker.sasl_server_authenticator import (
-    AuthenticationFailed,
-    SaslListenerSettings,
-    authenticate,
-)
+from kafkaops.cluster.broker.sasl_server_authenticator import AuthenticationFailed, SaslServerAuthenticator
 from kafkaops.cluster.common.errors import KafkaProtocolError
 from kafkaops.cluster.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
@@ -82,13 +78,10 @@ class SocketServer:
         listener = config.listeners[0].listener
         self.listener_name = listener
         self.security_protocol = config.listener_security_protocol_map.get(listener, "PLAINTEXT")
-        self.sasl: SaslListenerSettings | None = None
+        self.authenticator: SaslServerAuthenticator | None = None
         if sasl_config.is_sasl(self.security_protocol):
-            sasl_config.check_listener(config, listener)
-            self.sasl = SaslListenerSettings(
-                sasl_config.enabled_mechanisms(config, listener),
-                (credentials or CredentialProvider()).lookup,
-                sasl_config.listener_plain_users(config, listener),
+            self.authenticator = SaslServerAuthenticator(
+                config, credentials or CredentialProvider(), self._api_versions_during_sasl
             )
 
     async def startup(self) -> tuple[EndPoint, ...]:
@@ -122,8 +115,9 @@ class SocketServer:
             peer = writer.get_extra_info("peername")
             client_host = peer[0] if isinstance(peer, tuple) else ""
             principal = ANONYMOUS
-            if self.sasl is not None:
-                principal = await authenticate(reader, writer, self.sasl, self._api_versions_during_sasl)
+            if self.authenticator is not None:
+                connection = self._context(0, principal, ANONYMOUS.name, client_host)
+                principal = await self.authenticator.authenticate(reader, writer, connection)
             sanitized_user = sanitize_entity_name(principal.name)
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
