@@ -407,9 +407,18 @@ def test_cluster_up_printed_its_usage_and_client_properties(sasl_cluster: SaslCl
         "topics", "--bootstrap-server", sasl_cluster.bootstrap, "--command-config", str(properties), "--list"
     )
     assert listed.returncode == 0 and topic in listed.stdout.splitlines(), listed.stderr
-    # without the settings a tool is refused
+    # without the settings, or with a wrong password, a tool is refused
     refused = run_kafkaops("topics", "--bootstrap-server", sasl_cluster.bootstrap, "--list")
     assert refused.returncode == 1
+    wrong = write_client_properties(properties.parent / "wrong.properties", "SCRAM-SHA-512", ADMIN, "wrong")
+    refused = run_kafkaops(
+        "topics", "--bootstrap-server", sasl_cluster.bootstrap, "--command-config", str(wrong), "--list"
+    )
+    assert refused.returncode == 1
+    assert refused.stdout + refused.stderr == (
+        "Error while executing topic command : Authentication failed during authentication due to invalid "
+        "credentials with SASL mechanism SCRAM-SHA-512\n"
+    )
 
 
 def test_console_tools_with_sasl_settings(sasl_cluster: SaslCluster) -> None:
