@@ -401,6 +401,68 @@ def build_control_batch(
     )
 
 
+def build_retained_batch(original: BatchHeader, records: Sequence[Record], compression: int | None = None) -> bytes:
+    """The batch `original` rebuilt around the `records` kept of it (Kafka's `MemoryRecords.filterTo` with
+    `buildRetainedRecordsInto`): the original base offset and last offset delta (the producer's last
+    sequence stays where it was), producer id, epoch, base sequence, leader epoch, timestamp type and
+    transactional/control flags; the records keep their offsets and timestamps. `compression` overrides the
+    codec (None: the original's). Raises EncodeError for no records, UnsupportedCompressionTypeError for a
+    codec other than none and gzip."""
+    if not records:
+        raise EncodeError("a retained batch needs at least one record")
+    codec = original.compression if compression is None else compression
+    base_offset = original.base_offset
+    log_append_time = original.log_append_time
+    base_timestamp = original.max_timestamp if log_append_time else records[0].timestamp
+    body = b"".join(_encode_record(r, base_offset, base_timestamp) for r in records)
+    if codec == Compression.GZIP:
+        body = gzip.compress(body, mtime=0)
+    elif codec != Compression.NONE:
+        raise UnsupportedCompressionTypeError(f"cannot build batches compressed with codec {codec}")
+    attributes = (original.attributes & ~_COMPRESSION_MASK) | codec
+    max_timestamp = original.max_timestamp if log_append_time else max(r.timestamp for r in records)
+    after_crc = struct.pack(
+        ">hiqqqhii",
+        attributes,
+        original.last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        original.producer_id,
+        original.producer_epoch,
+        original.base_sequence,
+        len(records),
+    )
+    crc = crc32c.crc32c(after_crc + body)
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    return (
+        struct.pack(">qiibI", base_offset, batch_length, original.partition_leader_epoch, MAGIC, crc) + after_crc + body
+    )
+
+
+def build_empty_batch(original: BatchHeader) -> bytes:
+    """A header with no records standing for `original` (Kafka's `DefaultRecordBatch.writeEmptyHeader`):
+    kept by the log cleaner so that a producer's last sequence survives the removal of its records."""
+    attributes = original.attributes & ~_COMPRESSION_MASK
+    after_crc = struct.pack(
+        ">hiqqqhii",
+        attributes,
+        original.last_offset_delta,
+        original.max_timestamp,
+        original.max_timestamp,
+        original.producer_id,
+        original.producer_epoch,
+        original.base_sequence,
+        0,
+    )
+    crc = crc32c.crc32c(after_crc)
+    return (
+        struct.pack(
+            ">qiibI", original.base_offset, HEADER_SIZE - LOG_OVERHEAD, original.partition_leader_epoch, MAGIC, crc
+        )
+        + after_crc
+    )
+
+
 # --- a producer's batch, as the leader checks it ----------------------------------------------------------
 
 
