@@ -9,8 +9,7 @@ the filthiest log (log_cleaner_manager.py), then:
    segment (`segment.bytes`, `segment.index.bytes`, offsets within INT32 of the base), into a `.cleaned`
    segment per group, which `Log.replace_segments` swaps in (segment_swap.py). A record is kept if it has a
    key, no later offset for its key is in the map, and it has a value or is a tombstone still within
-   `delete.retention.ms` (its segment was modified after the last clean segment's modification time minus
-   `delete.retention.ms`, as Kafka 2.8 measures it). A batch keeps its base offset, last offset delta,
+   `delete.retention.ms`. A batch keeps its base offset, last offset delta,
    producer fields and leader epoch, its records their offsets (Kafka's `MemoryRecords.filterTo`); a batch
    with nothing kept is dropped, unless it is its producer's last batch in the log, which stays as an empty
    header so the producer's sequence survives. Control batches (transaction markers) are kept as they are:
@@ -20,6 +19,12 @@ the filthiest log (log_cleaner_manager.py), then:
 The active segment is never cleaned. Appends, fetches and retention go on meanwhile: the cleaner reads the
 segments through descriptors of its own, from a snapshot taken under the log's lock, and holds the lock only
 for the swap, which it abandons if the log was truncated, renamed or closed since (its generation changed).
+
+Tombstones are timed as Kafka 3.1 times them (KIP-534): the first cleaning that keeps a tombstone stamps
+its batch with a delete horizon, now + `delete.retention.ms` (attribute bit 6, in the base timestamp field;
+record timestamps read the same), and the first cleaning after that horizon drops it. Kafka 2.8 compared
+segment modification times instead, and a tombstone whose segment kept being merged with newer ones could
+survive forever (KAFKA-8522).
 
 Deliberate differences: batches compressed with snappy or lz4 are read (pure Python, slowly) and rewritten
 uncompressed when some of their records go (gzip batches stay gzip); zstd batches are kept whole and their
@@ -99,33 +104,43 @@ def readable_records(batch: Batch) -> list[Record] | None:
 
 
 def should_retain_record(record: Record, offset_map: OffsetMap, retain_deletes: bool) -> bool:
-    """Kafka's `shouldRetainRecord`: keyed, the latest for its key (or newer than the map knows), and a
-    value or a tombstone still within its retention."""
+    """Kafka's `shouldRetainRecord`: past the mapped range, or keyed, the latest for its key, and a value
+    or a tombstone still within its retention."""
+    if record.offset > offset_map.latest_offset:
+        return True
     if record.key is None:
         return False
     return record.offset >= offset_map.get(record.key) and (record.value is not None or retain_deletes)
 
 
 def filter_batch(
-    batch: Batch, offset_map: OffsetMap, retain_deletes: bool, producer_last_offsets: Mapping[int, int]
+    batch: Batch,
+    offset_map: OffsetMap,
+    producer_last_offsets: Mapping[int, int],
+    *,
+    now_ms: int,
+    delete_retention_ms: int,
 ) -> bytes | memoryview | None:
-    """What of `batch` goes into the cleaned segment: its own bytes, a rebuilt batch, an empty header for a
-    producer's last batch, or None (dropped)."""
+    """What of `batch` goes into the cleaned segment: its own bytes, a rebuilt batch (stamped with a delete
+    horizon if it keeps a tombstone and had none), an empty header for a producer's last batch, or None."""
     header = batch.header
     if header.is_control:
         return batch.data
     records = readable_records(batch)
     if records is None:
         return batch.data
+    horizon = header.delete_horizon_ms
+    retain_deletes = horizon is None or now_ms < horizon
     retained = [r for r in records if should_retain_record(r, offset_map, retain_deletes)]
     if not retained:
         if header.producer_id >= 0 and producer_last_offsets.get(header.producer_id) == header.last_offset:
             return build_empty_batch(header)
         return None
-    if len(retained) == len(records):
+    stamp = horizon is None and any(r.value is None for r in retained)
+    if len(retained) == len(records) and not stamp:
         return batch.data
     codec = header.compression if header.compression in _REWRITABLE else Compression.NONE
-    return build_retained_batch(header, retained, codec)
+    return build_retained_batch(header, retained, codec, now_ms + delete_retention_ms if stamp else None)
 
 
 def group_segments_by_size(
@@ -156,13 +171,6 @@ def group_segments_by_size(
             i += 1
         groups.append(group)
     return groups
-
-
-def delete_horizon_ms(snapshot: LogSnapshot, first_dirty_offset: int) -> int:
-    """Kafka 2.8's tombstone horizon: the last clean segment's modification time minus
-    `delete.retention.ms` (0 when nothing is clean yet); tombstones in segments modified at or before it go."""
-    clean = segments_between(snapshot.segments, 0, first_dirty_offset)
-    return clean[-1].last_modified_ms - snapshot.config.delete_retention_ms if clean else 0
 
 
 # --- reading segments through the cleaner's own descriptors ---------------------------------------------
@@ -280,7 +288,7 @@ class Cleaner:
         CorruptMessageError, LogError, OSError."""
         snapshot = cleanable.snapshot
         stats = CleanerStats()
-        horizon = delete_horizon_ms(snapshot, cleanable.first_dirty_offset)
+        now_ms = int(self._clock() * 1000)
         upper = cleanable.first_uncleanable_offset
         self.build_offset_map(snapshot, cleanable.first_dirty_offset, upper, stats)
         end_offset = self.offset_map.latest_offset + 1
@@ -293,7 +301,7 @@ class Cleaner:
         )
         for group in groups:
             self._check_done()
-            self.clean_segments(log_, snapshot, group, horizon, producers, stats)
+            self.clean_segments(log_, snapshot, group, now_ms, producers, stats)
         return end_offset, stats
 
     def build_offset_map(self, snapshot: LogSnapshot, start: int, end: int, stats: CleanerStats) -> None:
@@ -341,7 +349,7 @@ class Cleaner:
         log_: Log,
         snapshot: LogSnapshot,
         group: Sequence[SegmentSnapshot],
-        horizon_ms: int,
+        now_ms: int,
         producers: Mapping[int, int],
         stats: CleanerStats,
     ) -> None:
@@ -353,11 +361,11 @@ class Cleaner:
             pending: list[bytes | memoryview] = []
             batches: list[AppendedBatch] = []
             pending_size = 0
+            retention = snapshot.config.delete_retention_ms
             for segment in group:
-                retain_deletes = segment.last_modified_ms > horizon_ms
                 for batch in self._batches(segment, stats):
                     stats.messages_read += batch.header.records_count
-                    kept = filter_batch(batch, self.offset_map, retain_deletes, producers)
+                    kept = filter_batch(batch, self.offset_map, producers, now_ms=now_ms, delete_retention_ms=retention)
                     if kept is None:
                         continue
                     header = read_header(kept) if kept is not batch.data else batch.header

@@ -75,6 +75,9 @@ _COMPRESSION_MASK = 0x07
 _LOG_APPEND_TIME = 0x08
 _TRANSACTIONAL = 0x10
 _CONTROL = 0x20
+_DELETE_HORIZON = 0x40
+"""KIP-534 (Kafka 3.1): the base timestamp holds the time after which the log cleaner drops the batch's
+tombstones; record timestamp deltas stay relative to it, so every reader computes the same timestamps."""
 
 
 class Compression(IntEnum):
@@ -143,6 +146,11 @@ class BatchHeader:
     @property
     def is_idempotent(self) -> bool:
         return self.producer_id >= 0
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """When the log cleaner may drop this batch's tombstones (None: not set yet)."""
+        return self.base_timestamp if self.attributes & _DELETE_HORIZON else None
 
 
 class Batch(NamedTuple):
@@ -401,25 +409,37 @@ def build_control_batch(
     )
 
 
-def build_retained_batch(original: BatchHeader, records: Sequence[Record], compression: int | None = None) -> bytes:
+def build_retained_batch(
+    original: BatchHeader,
+    records: Sequence[Record],
+    compression: int | None = None,
+    delete_horizon_ms: int | None = None,
+) -> bytes:
     """The batch `original` rebuilt around the `records` kept of it (Kafka's `MemoryRecords.filterTo` with
     `buildRetainedRecordsInto`): the original base offset and last offset delta (the producer's last
     sequence stays where it was), producer id, epoch, base sequence, leader epoch, timestamp type and
     transactional/control flags; the records keep their offsets and timestamps. `compression` overrides the
-    codec (None: the original's). Raises EncodeError for no records, UnsupportedCompressionTypeError for a
-    codec other than none and gzip."""
+    codec (None: the original's). `delete_horizon_ms` sets KIP-534's delete horizon (the original's stays
+    otherwise). Raises EncodeError for no records, UnsupportedCompressionTypeError for a codec other than
+    none and gzip."""
     if not records:
         raise EncodeError("a retained batch needs at least one record")
     codec = original.compression if compression is None else compression
     base_offset = original.base_offset
     log_append_time = original.log_append_time
-    base_timestamp = original.max_timestamp if log_append_time else records[0].timestamp
+    horizon = original.delete_horizon_ms if delete_horizon_ms is None else delete_horizon_ms
+    if horizon is not None:
+        base_timestamp = horizon
+    else:
+        base_timestamp = original.max_timestamp if log_append_time else records[0].timestamp
     body = b"".join(_encode_record(r, base_offset, base_timestamp) for r in records)
     if codec == Compression.GZIP:
         body = gzip.compress(body, mtime=0)
     elif codec != Compression.NONE:
         raise UnsupportedCompressionTypeError(f"cannot build batches compressed with codec {codec}")
-    attributes = (original.attributes & ~_COMPRESSION_MASK) | codec
+    attributes = (original.attributes & ~_COMPRESSION_MASK & ~_DELETE_HORIZON) | codec
+    if horizon is not None:
+        attributes |= _DELETE_HORIZON
     max_timestamp = original.max_timestamp if log_append_time else max(r.timestamp for r in records)
     after_crc = struct.pack(
         ">hiqqqhii",

@@ -3,12 +3,13 @@ choice, compaction lags, segment grouping; and the batch rebuilding of records.p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from kafkaops.cluster.log import LogConfig
-from kafkaops.cluster.log.log_cleaner import delete_horizon_ms, filter_batch, group_segments_by_size
+from kafkaops.cluster.log.log_cleaner import filter_batch, group_segments_by_size
 from kafkaops.cluster.log.log_cleaner_manager import (
     LogToClean,
     choose_filthiest,
@@ -40,6 +41,11 @@ def one_batch(data: bytes) -> Batch:
 
 def keyed(offset: int, key: str | None, value: str | None, timestamp: int = T0) -> Record:
     return Record(offset, timestamp, None if key is None else key.encode(), None if value is None else value.encode())
+
+
+def keep(batch: Batch, offset_map: OffsetMap, producers: dict[int, int] | None = None, now: int = T0) -> bytes | None:
+    kept = filter_batch(batch, offset_map, producers or {}, now_ms=now, delete_retention_ms=1000)
+    return None if kept is None else bytes(kept)
 
 
 def mapped(*entries: tuple[str, int]) -> OffsetMap:
@@ -74,14 +80,14 @@ def test_offset_map_keeps_the_latest_offset_per_key_and_its_bound() -> None:
 
 def test_a_batch_whose_records_are_all_latest_is_kept_byte_for_byte() -> None:
     data = build_batch([keyed(10, "a", "1"), keyed(11, "b", "2")], partition_leader_epoch=4)
-    kept = filter_batch(one_batch(data), mapped(("a", 10), ("b", 11)), True, {})
+    kept = keep(one_batch(data), mapped(("a", 10), ("b", 11)))
     assert kept is not None and bytes(kept) == data
 
 
 def test_a_partly_kept_batch_keeps_base_offset_last_offset_producer_fields_and_record_offsets() -> None:
     records = [keyed(20, "a", "old", T0), keyed(21, "b", "kept", T0 + 5), keyed(22, "c", "old", T0 + 9)]
     data = build_batch(records, partition_leader_epoch=3, producer_id=77, producer_epoch=2, base_sequence=40)
-    kept = filter_batch(one_batch(data), mapped(("a", 30), ("b", 21), ("c", 31)), True, {})
+    kept = keep(one_batch(data), mapped(("a", 30), ("b", 21), ("c", 31)))
     assert kept is not None
     batch = one_batch(bytes(kept))  # the CRC checks
     header, original = batch.header, read_header(data)
@@ -95,8 +101,8 @@ def test_a_partly_kept_batch_keeps_base_offset_last_offset_producer_fields_and_r
 def test_a_batch_with_nothing_kept_is_dropped_unless_it_is_its_producers_last() -> None:
     data = build_batch([keyed(5, "a", "old")], producer_id=9, producer_epoch=1, base_sequence=0)
     newer = mapped(("a", 6))
-    assert filter_batch(one_batch(data), newer, True, {9: 8}) is None
-    empty = filter_batch(one_batch(data), newer, True, {9: 5})
+    assert keep(one_batch(data), newer, {9: 8}) is None
+    empty = keep(one_batch(data), newer, {9: 5})
     assert empty is not None
     batch = one_batch(bytes(empty))
     assert (batch.header.base_offset, batch.header.last_offset, batch.header.records_count) == (5, 5, 0)
@@ -104,31 +110,43 @@ def test_a_batch_with_nothing_kept_is_dropped_unless_it_is_its_producers_last() 
     assert list(iter_records(batch)) == []
     assert bytes(empty) == build_empty_batch(read_header(data))
     # next time round the empty batch is kept only while it is still the producer's last
-    assert filter_batch(batch, newer, True, {9: 5}) is not None
-    assert filter_batch(batch, newer, True, {9: 40}) is None
+    assert keep(batch, newer, {9: 5}) is not None
+    assert keep(batch, newer, {9: 40}) is None
 
 
-def test_tombstones_are_kept_only_within_their_retention_and_keyless_records_go() -> None:
-    data = build_batch([keyed(0, "a", None), keyed(1, None, "no key"), keyed(2, "b", "v")])
+def test_keyless_records_go_and_a_kept_tombstone_stamps_its_batch_with_a_delete_horizon() -> None:
+    data = build_batch([keyed(0, "a", None, T0 - 7), keyed(1, None, "no key"), keyed(2, "b", "v", T0 + 3)])
     offsets = mapped(("a", 0), ("b", 2))
-    kept = filter_batch(one_batch(data), offsets, True, {})
-    assert kept is not None and [(r.key, r.value) for r in iter_records(one_batch(bytes(kept)))] == [
-        (b"a", None),
-        (b"b", b"v"),
+    kept = keep(one_batch(data), offsets, now=T0)
+    assert kept is not None
+    batch = one_batch(kept)
+    assert batch.header.delete_horizon_ms == T0 + 1000  # now + delete.retention.ms
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in iter_records(batch)] == [
+        (0, b"a", None, T0 - 7),
+        (2, b"b", b"v", T0 + 3),
     ]
-    kept = filter_batch(one_batch(data), offsets, False, {})
-    assert kept is not None and [r.key for r in iter_records(one_batch(bytes(kept)))] == [b"b"]
+    # within the horizon the batch stays as it is; from the horizon on its tombstone goes
+    assert keep(batch, offsets, now=T0 + 999) == kept
+    later = keep(batch, offsets, now=T0 + 1000)
+    assert later is not None
+    survivors = one_batch(later)
+    assert [(r.offset, r.key, r.timestamp) for r in iter_records(survivors)] == [(2, b"b", T0 + 3)]
+    assert survivors.header.delete_horizon_ms == T0 + 1000
+    # a batch of nothing but an expired tombstone goes whole
+    only = one_batch(build_retained_batch(read_header(data), [keyed(0, "a", None)], delete_horizon_ms=T0))
+    assert keep(only, offsets, now=T0) is None
+    assert keep(only, offsets, now=T0 - 1) is not None
 
 
 def test_records_beyond_the_mapped_range_are_kept() -> None:
     data = build_batch([keyed(50, "a", "later")])
-    kept = filter_batch(one_batch(data), mapped(("a", 10)), True, {})
+    kept = keep(one_batch(data), mapped(("a", 10)))
     assert kept is not None and bytes(kept) == data
 
 
 def test_control_batches_are_kept_as_they_are() -> None:
     data = build_control_batch(ControlType.COMMIT, offset=3, timestamp=T0, producer_id=4, producer_epoch=0)
-    kept = filter_batch(one_batch(data), mapped(), False, {})
+    kept = keep(one_batch(data), mapped())
     assert kept is not None and bytes(kept) == data
 
 
@@ -136,7 +154,7 @@ def test_gzip_batches_are_rebuilt_gzipped() -> None:
     from kafkaops.cluster.protocol.records import Compression
 
     data = build_batch([keyed(0, "a", "1"), keyed(1, "a", "2")], compression=Compression.GZIP)
-    kept = filter_batch(one_batch(data), mapped(("a", 1)), True, {})
+    kept = keep(one_batch(data), mapped(("a", 1)))
     assert kept is not None
     batch = one_batch(bytes(kept))
     assert batch.header.compression == Compression.GZIP
@@ -162,9 +180,14 @@ def segment(base: int, size: int, *, modified: int = T0, largest: int = T0, inde
 
 
 def snapshot(
-    segments: list[SegmentSnapshot], *, log_start: int = 0, leo: int | None = None, topic: str = "t", **config: object
+    segments: Sequence[SegmentSnapshot], *, log_start: int = 0, leo: int | None = None, topic: str = "t", **config: str
 ) -> LogSnapshot:
-    log_config = LogConfig.from_mapping({"cleanup.policy": "compact", **config})
+    names = {
+        "min_lag": "min.compaction.lag.ms",
+        "max_lag": "max.compaction.lag.ms",
+        "ratio": "min.cleanable.dirty.ratio",
+    }
+    log_config = LogConfig.from_mapping({"cleanup.policy": "compact", **{names[k]: v for k, v in config.items()}})
     end = leo if leo is not None else segments[-1].base_offset + 1
     return LogSnapshot(topic, 0, Path("/nowhere"), tuple(segments), log_start, end, 0, log_config)
 
@@ -184,9 +207,9 @@ def test_cleanable_offsets_run_from_the_checkpoint_to_the_active_segment() -> No
 
 def test_min_compaction_lag_protects_the_newest_segments() -> None:
     segs = [segment(0, 100, largest=T0 - 10_000), segment(10, 100, largest=T0 - 500), segment(20, 5)]
-    snap = snapshot(segs, **{"min.compaction.lag.ms": "1000"})
+    snap = snapshot(segs, min_lag="1000")
     assert cleanable_offsets(snap, 0, T0).first_uncleanable_dirty_offset == 10
-    snap = snapshot(segs, **{"min.compaction.lag.ms": "100000"})
+    snap = snapshot(segs, min_lag="100000")
     assert cleanable_offsets(snap, 0, T0).first_uncleanable_dirty_offset == 0
 
 
@@ -198,7 +221,7 @@ def test_the_filthiest_log_above_its_ratio_is_chosen() -> None:
     assert [round(c.cleanable_ratio, 2) for c in candidates] == [0.25, 0.75]
     chosen = choose_filthiest(candidates)
     assert chosen is not None and chosen.snapshot.topic == "filthy"
-    strict = snapshot(filthy.segments, **{"min.cleanable.dirty.ratio": "0.8"})
+    strict = snapshot(filthy.segments, ratio="0.8")
     assert choose_filthiest([LogToClean(strict, 10, 20)]) is None
     # past max.compaction.lag.ms, any ratio will do, as long as there are bytes to clean
     assert choose_filthiest([LogToClean(strict, 10, 20, need_compaction_now=True)]) is not None
@@ -207,19 +230,11 @@ def test_the_filthiest_log_above_its_ratio_is_chosen() -> None:
 
 
 def test_max_compaction_delay_counts_from_the_oldest_dirty_first_batch() -> None:
-    snap = snapshot([segment(0, 10), segment(10, 10), segment(20, 1)], **{"max.compaction.lag.ms": "1000"})
+    snap = snapshot([segment(0, 10), segment(10, 10), segment(20, 1)], max_lag="1000")
     stamps = {0: T0 - 5000, 10: T0 - 100, 20: T0}
     assert max_compaction_delay(snap, 0, T0, stamps) == 4000
     assert max_compaction_delay(snap, 10, T0, stamps) == 0
     assert max_compaction_delay(snap, 0, T0, {0: -1, 10: T0 - 100}) == 0
-
-
-def test_the_tombstone_horizon_is_the_last_clean_segments_time_minus_delete_retention() -> None:
-    segs = [segment(0, 10, modified=T0), segment(10, 10, modified=T0 + 50_000), segment(20, 1, modified=T0 + 60_000)]
-    snap = snapshot(segs, **{"delete.retention.ms": "1000"})
-    assert delete_horizon_ms(snap, 0) == 0  # nothing clean yet: every tombstone stays
-    assert delete_horizon_ms(snap, 10) == T0 - 1000
-    assert delete_horizon_ms(snap, 15) == T0 + 49_000
 
 
 def test_segments_are_grouped_within_segment_and_index_sizes() -> None:
