@@ -52,11 +52,14 @@ from kafkaops.cluster.protocol.records import (
     Batch,
     Compression,
     Record,
+    batch_body,
+    build_batch_from_spans,
     build_empty_batch,
     build_retained_batch,
     iter_batches,
     iter_records,
     read_header,
+    scan_records,
 )
 
 from .cleaner_config import CleanerConfig
@@ -87,30 +90,33 @@ class CleaningAbortedError(KafkaOpsError):
 # --- what is kept (pure) ----------------------------------------------------------------------------------
 
 
-def readable_records(batch: Batch) -> list[Record] | None:
-    """The batch's records, or None when its codec cannot be read here (zstd)."""
+def readable_body(batch: Batch) -> bytes | None:
+    """The batch's records' bytes, decompressed; None when its codec cannot be read here (zstd)."""
     codec = batch.header.compression
     if codec in _REWRITABLE:
-        return list(iter_records(batch))
+        return batch_body(batch)
     if codec == Compression.SNAPPY:
-        decompress = snappy_decompress
-    elif codec == Compression.LZ4:
-        decompress = lz4_decompress
-    else:
-        return None
-    body = decompress(batch.data[HEADER_SIZE:])
+        return snappy_decompress(batch.data[HEADER_SIZE:])
+    if codec == Compression.LZ4:
+        return lz4_decompress(batch.data[HEADER_SIZE:])
+    return None
+
+
+def _decoded(batch: Batch, body: bytes) -> list[Record]:
     plain = dataclasses.replace(batch.header, attributes=batch.header.attributes & ~0x07)
     return list(iter_records(Batch(plain, memoryview(bytes(batch.data[:HEADER_SIZE]) + body))))
 
 
-def should_retain_record(record: Record, offset_map: OffsetMap, retain_deletes: bool) -> bool:
+def should_retain_record(
+    offset: int, key: bytes | None, has_value: bool, offset_map: OffsetMap, retain_deletes: bool
+) -> bool:
     """Kafka's `shouldRetainRecord`: past the mapped range, or keyed, the latest for its key, and a value
     or a tombstone still within its retention."""
-    if record.offset > offset_map.latest_offset:
+    if offset > offset_map.latest_offset:
         return True
-    if record.key is None:
+    if key is None:
         return False
-    return record.offset >= offset_map.get(record.key) and (record.value is not None or retain_deletes)
+    return offset >= offset_map.get(key) and (has_value or retain_deletes)
 
 
 def filter_batch(
@@ -121,26 +127,37 @@ def filter_batch(
     now_ms: int,
     delete_retention_ms: int,
 ) -> bytes | memoryview | None:
-    """What of `batch` goes into the cleaned segment: its own bytes, a rebuilt batch (stamped with a delete
-    horizon if it keeps a tombstone and had none), an empty header for a producer's last batch, or None."""
+    """What of `batch` goes into the cleaned segment: its own bytes, a rebuilt batch (its kept records'
+    bytes copied; re-encoded and stamped with a delete horizon if it keeps a tombstone and had none), an
+    empty header for a producer's last batch, or None."""
     header = batch.header
     if header.is_control:
         return batch.data
-    records = readable_records(batch)
-    if records is None:
+    body = readable_body(batch)
+    if body is None:
         return batch.data
+    spans = scan_records(body, header.records_count)
     horizon = header.delete_horizon_ms
     retain_deletes = horizon is None or now_ms < horizon
-    retained = [r for r in records if should_retain_record(r, offset_map, retain_deletes)]
+    base = header.base_offset
+    retained = [
+        span
+        for span in spans
+        if should_retain_record(base + span.offset_delta, span.key, span.has_value, offset_map, retain_deletes)
+    ]
     if not retained:
         if header.producer_id >= 0 and producer_last_offsets.get(header.producer_id) == header.last_offset:
             return build_empty_batch(header)
         return None
-    stamp = horizon is None and any(r.value is None for r in retained)
-    if len(retained) == len(records) and not stamp:
+    stamp = horizon is None and not all(span.has_value for span in retained)
+    if len(retained) == len(spans) and not stamp:
         return batch.data
     codec = header.compression if header.compression in _REWRITABLE else Compression.NONE
-    return build_retained_batch(header, retained, codec, now_ms + delete_retention_ms if stamp else None)
+    if not stamp:
+        return build_batch_from_spans(header, body, retained, codec)
+    kept = {base + span.offset_delta for span in retained}
+    records = [record for record in _decoded(batch, body) if record.offset in kept]
+    return build_retained_batch(header, records, codec, now_ms + delete_retention_ms)
 
 
 def group_segments_by_size(
@@ -316,14 +333,16 @@ class Cleaner:
             self._check_done()
             for batch in self._batches(segment, stats, for_map=True):
                 header = batch.header
-                if not header.is_control:
-                    records = readable_records(batch)
-                    for record in records or ():
+                body = None if header.is_control else readable_body(batch)
+                if body is not None:
+                    base = header.base_offset
+                    for span in scan_records(body, header.records_count):
                         stats.map_messages_read += 1
-                        if record.key is not None and record.offset >= start:
+                        key = span.key
+                        if key is not None and base + span.offset_delta >= start:
                             if len(offset_map) >= limit:
                                 return
-                            offset_map.put(record.key, record.offset)
+                            offset_map.put(key, base + span.offset_delta)
                 if header.last_offset >= start:
                     offset_map.update_latest_offset(header.last_offset)
 
