@@ -293,6 +293,7 @@ class Cleaner:
 
     def _batches(self, segment: SegmentSnapshot, stats: CleanerStats, *, for_map: bool = False) -> Iterator[Batch]:
         for batch in read_batches(segment.log_path, segment.size, self._buffer_size, self.config.max_message_size):
+            self._check_done()  # a broker shutting down does not wait for a whole segment
             if for_map:
                 stats.map_bytes_read += batch.header.size
             else:
