@@ -283,3 +283,36 @@ def test_cleaning_preserves_the_last_value_of_every_key(
 
 
 _DIRS: dict[Path, Iterator[Path]] = {}
+
+
+# --- the LogManager's cleaner ----------------------------------------------------------------------------
+
+
+def test_the_log_managers_cleaner_thread_compacts_and_forgets_deleted_logs(tmp_path: Path) -> None:
+    from kafkaops.cluster.local.waiting import wait_for
+    from kafkaops.cluster.log import LogManager
+
+    manager = LogManager(
+        [tmp_path / "d"],
+        topic_configs={"c": {"cleanup.policy": "compact", "segment.bytes": "300", "min.cleanable.dirty.ratio": "0"}},
+        cleaner_config=CleanerConfig(backoff_ms=20),
+    )
+    manager.startup()
+    assert manager.cleaner is not None
+    threads = list(manager.cleaner._threads)
+    assert [t.name for t in threads] == ["kafka-log-cleaner-thread-0"]
+    try:
+        compact, plain = manager.get_or_create_log("c", 0), manager.get_or_create_log("p", 0)
+        for round_ in range(10):
+            append(compact, [(b"k", f"{round_}".encode() * 40)])
+            append(plain, [(b"k", f"{round_}".encode() * 40)])
+        checkpoint = tmp_path / "d" / CLEANER_OFFSET_CHECKPOINT
+        wait_for(lambda: checkpoint.exists() and "c 0 " in checkpoint.read_text(), 20, 0.02)
+        keys = [r.key for r in records_of(compact) if r.offset < compact.active_segment_base_offset]
+        assert keys == [b"k"]
+        assert len(records_of(plain)) == 10  # delete-only logs are not compacted
+        manager.delete_log("c", 0)
+        assert "c 0 " not in checkpoint.read_text()
+    finally:
+        manager.shutdown()
+    assert not any(thread.is_alive() for thread in threads)
