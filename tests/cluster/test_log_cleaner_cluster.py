@@ -110,8 +110,10 @@ def test_a_compacted_topic_keeps_the_latest_value_of_each_key_at_its_offset(
     assert len(leader) < len(acked)
     assert latest_by_key(leader) == expected
     assert latest_by_key(follower) == expected
-    checkpoint = (local.broker_dir(0) / "data" / "cleaner-offset-checkpoint").read_text().splitlines()
-    assert checkpoint[0] == "0" and any(line.startswith("compacted 0 ") for line in checkpoint[2:])
+    checkpoint = local.broker_dir(0) / "data" / "cleaner-offset-checkpoint"
+    # written once the whole dirty section is clean, after the swaps
+    wait_for(lambda: checkpoint.exists() and "\ncompacted 0 " in checkpoint.read_text(), 30, what="the checkpoint")
+    assert checkpoint.read_text().startswith("0\n")
 
     consumed = confluent_consume(bootstrap, "compacted", [0])
     offsets = [r.offset for r in consumed]

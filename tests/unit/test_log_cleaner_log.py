@@ -307,9 +307,14 @@ def test_the_log_managers_cleaner_thread_compacts_and_forgets_deleted_logs(tmp_p
             append(compact, [(b"k", f"{round_}".encode() * 40)])
             append(plain, [(b"k", f"{round_}".encode() * 40)])
         checkpoint = tmp_path / "d" / CLEANER_OFFSET_CHECKPOINT
-        wait_for(lambda: checkpoint.exists() and "c 0 " in checkpoint.read_text(), 20, 0.02)
-        keys = [r.key for r in records_of(compact) if r.offset < compact.active_segment_base_offset]
-        assert keys == [b"k"]
+
+        def compacted() -> bool:
+            active = compact.active_segment_base_offset
+            keys = [r.key for r in records_of(compact) if r.offset < active]
+            # the checkpoint is written once the whole dirty section is clean, after the swaps
+            return keys == [b"k"] and checkpoint.exists() and f"c 0 {active}" in checkpoint.read_text()
+
+        wait_for(compacted, 20, 0.02, what="the compaction of c-0")
         assert len(records_of(plain)) == 10  # delete-only logs are not compacted
         manager.delete_log("c", 0)
         assert "c 0 " not in checkpoint.read_text()
