@@ -1,6 +1,7 @@
 """Log compaction in real broker processes, produced to and consumed by confluent-kafka: after cleaning, a
 consumer from the beginning reads the latest value of every key at the offset it was acked with, tombstones
-vanish after `delete.retention.ms`, and the follower's replica compacts to the same records as the leader's.
+vanish after `delete.retention.ms`, the follower's replica compacts to the same records as the leader's, and
+`__consumer_offsets` stays bounded under a steady commit load.
 
 One two-broker cluster for the file; each test has its own topic (small segments, short cleaner backoff)."""
 
@@ -31,6 +32,7 @@ COMPACTED = {
 }
 
 Entry = tuple[int, bytes | None, bytes | None]
+OFFSETS_SEGMENT_BYTES = 16384
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +43,14 @@ def compaction_cluster(
     local = LocalCluster(tmp_path_factory.mktemp("cleaner") / "cluster")
     zk = None
     try:
-        local.up(brokers=2, zookeeper_connect=connect, broker_overrides={**FAST, "log.cleaner.backoff.ms": 200})
+        overrides = {
+            **FAST,
+            "log.cleaner.backoff.ms": 200,
+            "offsets.topic.num.partitions": 1,
+            "offsets.topic.replication.factor": 2,
+            "offsets.topic.segment.bytes": OFFSETS_SEGMENT_BYTES,
+        }
+        local.up(brokers=2, zookeeper_connect=connect, broker_overrides=overrides)
         zk = KafkaZkClient(connect)
         yield local, zk
     finally:
@@ -155,3 +164,47 @@ def test_tombstones_vanish_after_delete_retention(compaction_cluster: tuple[Loca
     consumed = confluent_consume(bootstrap, "tombstones", [0])
     keys = [r.key for r in consumed]
     assert b"gone" not in keys and keys[0] == b"kept"
+
+
+def test_consumer_offsets_stays_bounded_under_a_steady_commit_load(
+    compaction_cluster: tuple[LocalCluster, KafkaZkClient],
+) -> None:
+    from confluent_kafka import Consumer, KafkaException
+    from confluent_kafka import TopicPartition as CkTopicPartition
+
+    local, zk = compaction_cluster
+    admin_topics.create_topic(zk, "committed", 2, 2, None, {})
+    wait_partitions(zk, "committed", 2, isr_size=2)
+    consumer = Consumer({"bootstrap.servers": bootstrap_of(local), "group.id": "steady", "enable.auto.commit": False})
+    commits = 1500
+    try:
+        consumer.assign([CkTopicPartition("committed", p) for p in (0, 1)])
+        deadline = time.monotonic() + 60
+        while True:  # the first commit creates __consumer_offsets and waits for its coordinator
+            try:
+                consumer.commit(offsets=[CkTopicPartition("committed", p, 0) for p in (0, 1)], asynchronous=False)
+                break
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        for n in range(1, commits):
+            consumer.commit(offsets=[CkTopicPartition("committed", p, n) for p in (0, 1)], asynchronous=True)
+            consumer.poll(0)
+            if n % 200 == 0:
+                consumer.commit(offsets=[CkTopicPartition("committed", p, n) for p in (0, 1)], asynchronous=False)
+        final = [CkTopicPartition("committed", p, commits) for p in (0, 1)]
+        consumer.commit(offsets=final, asynchronous=False)
+        assert {tp.partition: tp.offset for tp in consumer.committed(final, timeout=20)} == {0: commits, 1: commits}
+    finally:
+        consumer.close()
+
+    directory = local.broker_dir(0) / "data" / "__consumer_offsets-0"
+    written = commits * 2 * 60  # a record of the group, topic, partition and offset is about this big
+
+    def bounded() -> int | None:
+        size = sum(path.stat().st_size for path in directory.glob("*.log"))
+        return size if size <= 4 * OFFSETS_SEGMENT_BYTES else None
+
+    size = wait_for(bounded, 60, 0.3, what="__consumer_offsets compacted down to a few segments")
+    assert size < written / 4
