@@ -24,6 +24,11 @@ remaining segment. The segment being appended to is never deleted while active: 
 has expired, the log first rolls a new empty one, and then deletes the expired ones, as Kafka does, so an
 idle topic's data does expire.
 
+Compaction (log_cleaner.py) reads a `cleaner_snapshot` of the segments without the lock and swaps the
+cleaned ones in with `replace_segments` under it (segment_swap.py: `.cleaned` -> `.swap` -> live, completed
+or undone by loading after a crash); truncation, renaming and closing change the log's generation, which
+voids a cleaning begun before.
+
 Errors: OffsetOutOfRangeError (read outside [log start, LEO]), MessageTooLargeError (a leader's batch above
 `max.message.bytes`), RecordListTooLargeError (an append above `segment.bytes`), CorruptMessageError (a
 malformed batch or bad CRC), InvalidRecordError (a batch with a negative last offset delta),

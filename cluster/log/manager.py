@@ -6,6 +6,7 @@
         replication-offset-checkpoint       high watermarks
         recovery-point-offset-checkpoint    offsets below which each log is fsynced
         log-start-offset-checkpoint         log start offsets above the first segment's base
+        cleaner-offset-checkpoint           first dirty offset of each compacted log (log_cleaner_manager.py)
         <topic>-<partition>/                one Log each
         <topic>-<partition>.<id>-delete/    a deletion interrupted by a crash: removed on start
         <topic>-<partition>.<id>-future/    a replica being moved here from another log dir (a future log)
@@ -14,6 +15,10 @@
 clean-shutdown marker, each log recovers from its recovery point. Unreadable checkpoints are not fatal,
 as in Kafka: recovery then starts from offset 0, log start offsets from the first segments, and high
 watermarks from the log start offsets (they only rise again as the ISR confirms data).
+
+With a `cleaner_config` (Kafka's `log.cleaner.enable`), the manager starts and stops the log cleaner's
+threads (log_cleaner.py), which compact the `cleanup.policy=compact` logs and apply their retention;
+`cleanup_logs` then leaves those logs to them, as Kafka's LogManager does.
 
 The caller schedules the periodic work, as Kafka's scheduler would: `cleanup_logs` (retention,
 `log.retention.check.interval.ms`), `flush_logs` (fsync of rolled segments, which moves recovery points
