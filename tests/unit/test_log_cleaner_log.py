@@ -194,6 +194,46 @@ def test_a_truncation_during_cleaning_voids_the_swap(tmp_path: Path, clock: Cloc
     log.close()
 
 
+def test_appends_and_reads_go_on_while_the_cleaner_swaps(tmp_path: Path, clock: Clock) -> None:
+    import threading
+
+    log = compacted(tmp_path, clock)
+    cleaner = cleaner_for(log, clock)
+    appended: dict[bytes | None, bytes | None] = {}
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def appender() -> None:
+        try:
+            for n in range(300):
+                key, value = f"k{n % 7}".encode(), f"{n}".encode() * 10
+                append(log, [(key, value)])
+                appended[key] = value
+                if n % 50 == 0:
+                    records_of(log)  # a reader meanwhile
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            failures.append(exc)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=appender)
+    thread.start()
+    rounds = 0
+    while not done.is_set():
+        rounds += cleaner.clean_once()
+    thread.join()
+    assert failures == [] and rounds > 0
+    clean_until_idle(cleaner)
+    after = records_of(log)
+    assert {key: value for key, (_, value) in latest(after).items()} == appended
+    offsets = [r.offset for r in after]
+    assert offsets == sorted(set(offsets)) and offsets[-1] == 299
+    log.close()
+    reopened = compacted(tmp_path, clock)
+    assert [r.offset for r in records_of(reopened)] == offsets
+    reopened.close()
+
+
 @pytest.mark.parametrize("crash_at", ["cleaned", "swap", "deleted"])
 def test_a_crash_between_the_swap_steps_recovers(
     tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch, crash_at: str
