@@ -284,7 +284,8 @@ class Cleaner:
             )
         self._clock = clock
         self._stopping = stopping
-        self._buffer_size = max(config.io_buffer_size // 2, HEADER_SIZE)
+        # Kafka splits log.cleaner.io.buffer.size between the threads, then between reading and writing.
+        self._buffer_size = max(config.io_buffer_size // max(config.num_threads, 1) // 2, HEADER_SIZE)
         self.throttler = Throttler(config.max_io_bytes_per_second)
 
     def _check_done(self) -> None:
@@ -309,7 +310,9 @@ class Cleaner:
         now_ms = int(self._clock() * 1000)
         upper = cleanable.first_uncleanable_offset
         self.build_offset_map(snapshot, cleanable.first_dirty_offset, upper, stats)
-        end_offset = self.offset_map.latest_offset + 1
+        # Up to the last offset mapped; a dirty section holding no batch at all is clean up to its end.
+        end_offset = self.offset_map.latest_offset + 1 if self.offset_map.latest_offset >= 0 else upper
+        end_offset = max(end_offset, cleanable.first_dirty_offset)
         producers = self.producer_last_offsets(snapshot)
         groups = group_segments_by_size(
             segments_between(snapshot.segments, 0, end_offset),
