@@ -5,8 +5,11 @@ Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` ove
 and hand it to an admin client or a consumer. The settings our client has are applied (`client.id`,
 `request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value that is not a
 number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka's clients only
-log them ("supplied but isn't a known config"). A `security.protocol` other than PLAINTEXT is refused
-until the client speaks TLS and SASL: a clear message rather than a failure on the wire.
+log them ("supplied but isn't a known config"). `security.protocol` PLAINTEXT or SSL, with the PEM
+`ssl.*` settings (cluster/common/ssl_factory.py: `ssl.truststore.type=PEM`, `ssl.truststore.location` or
+`ssl.truststore.certificates`, `ssl.keystore.*` and `ssl.key.password` for a client certificate,
+`ssl.endpoint.identification.algorithm`, `ssl.enabled.protocols`); SASL_PLAINTEXT and SASL_SSL are
+refused until the client speaks SASL: a clear message rather than a failure on the wire.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from pathlib import Path
 
 from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.cluster.common.errors import InvalidArgumentError
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, SECURITY_PROTOCOLS, ClientChannel, client_channel
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SPOKEN_PROTOCOLS = ("PLAINTEXT", "SSL")
+"""The security protocols our client speaks (SASL comes with the SASL client)."""
 INT_MAX = 2147483647
 
 
@@ -32,6 +37,8 @@ class AdminClientConfig:
     default_api_timeout_ms: int = 60000
     retries: int = INT_MAX
     retry_backoff_ms: int = 100
+    channel: ClientChannel = dataclasses.field(default=PLAINTEXT_CHANNEL, compare=False)
+    """`security.protocol` with its `ssl.*` settings: how connections are made."""
 
     @property
     def api_timeout_ms(self) -> int:
@@ -68,16 +75,22 @@ def admin_client_config(properties: Mapping[str, str], default_client_id: str) -
             f"Invalid value {protocol} for configuration security.protocol: String must be one of: "
             + ", ".join(SECURITY_PROTOCOLS)
         )
-    if protocol != "PLAINTEXT":
+    if protocol not in SPOKEN_PROTOCOLS:
         raise InvalidArgumentError(
-            f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
+            f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks "
+            + " and ".join(SPOKEN_PROTOCOLS)
         )
+    try:
+        channel = client_channel(protocol, properties)
+    except InvalidConfigurationError as error:
+        raise InvalidArgumentError(str(error)) from None
     return AdminClientConfig(
         client_id=properties.get("client.id", "").strip() or default_client_id,
         request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),
         default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms", 60000, 0),
         retries=_int_setting(properties, "retries", INT_MAX, 0),
         retry_backoff_ms=_int_setting(properties, "retry.backoff.ms", 100, 0),
+        channel=channel,
     )
 
 
@@ -96,6 +109,7 @@ def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> Kafka
         retries=config.retries,
         retry_backoff_ms=config.retry_backoff_ms,
         delivery_timeout_ms=config.api_timeout_ms,
+        channel=config.channel,
     )
 
 

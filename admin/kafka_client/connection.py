@@ -12,6 +12,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import (
     BrokerError,
     CorrelationIdMismatchError,
@@ -73,7 +74,17 @@ class BrokerConnection:
     """One blocking connection to one broker; requests are answered in order, one at a time (or pipelined
     with send/receive). Any failure closes it; the next request reconnects."""
 
-    def __init__(self, host: str, port: int, client_id: str, timeout_s: float, node: str) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        client_id: str,
+        timeout_s: float,
+        node: str,
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
+    ) -> None:
+        self.channel = channel
+        """The security protocol's way in (TLS for SSL); `security.protocol` of the client's settings."""
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -96,11 +107,10 @@ class BrokerConnection:
         if self._sock is not None:
             return
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            # an SSL handshake that fails (a certificate not trusted, a plaintext port) is an OSError too
+            self._sock = self.channel.connect(self.host, self.port, self.timeout_s)
         except OSError as error:
             raise self._unreachable(error) from error
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock = sock
         try:
             self.versions = self._api_versions()
         except BrokerError as error:

@@ -4,20 +4,26 @@ Kafka 2.8 `KafkaConfig` (its `ConfigDef` in definition order, `Defaults`, `valid
 `CoreUtils.listenerListToEndPoints` for the keys a kafkaops broker honours (issue 3), plus those of
 Kafka's stock `config/server.properties`, so that a converted `server.properties` loads. A value is
 parsed as Kafka parses the string form of a property and refused with Kafka's text; an unknown key is
-refused (Kafka only warns: here a typo must not pass silently), and so is a listener that is not
-PLAINTEXT (the only protocol kafkaops brokers speak).
+refused (Kafka only warns: here a typo must not pass silently).
+
+Listeners as Kafka's: several `NAME://host:port` in `listeners`, their protocols from
+`listener.security.protocol.map`, `advertised.listeners`, and the inter-broker listener from
+`inter.broker.listener.name` or `security.inter.broker.protocol` (not both). Per-listener settings use
+Kafka's prefix, `listener.name.<listener, lower-case>.<key>` (e.g. `listener.name.ssl.ssl.client.auth`),
+for the `ssl.*` (and `sasl.*`) keys; `listener_settings(name)` resolves them over the broker-wide ones.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kafkaops.cluster.common.client_channel import SECURITY_PROTOCOLS, TLS_PROTOCOLS
 from kafkaops.cluster.common.config_types import (
     LATEST_API_VERSION,
     ConfigKey,
@@ -30,6 +36,7 @@ from kafkaops.cluster.common.config_types import (
 )
 from kafkaops.cluster.common.errors import InvalidConfigurationError
 from kafkaops.cluster.common.jvm_text import LONG_MAX
+from kafkaops.cluster.common.ssl_factory import SSL_KEYS, SslConfig
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.values import EndPoint
 
@@ -38,7 +45,6 @@ _BOOL, _STRING, _LIST = ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.LIST
 _null = ConfigKey.null_default
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 """`BrokerCompressionCodec.brokerCompressionOptions`, in Kafka's order (it prints them)."""
 
@@ -111,6 +117,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("leader.imbalance.per.broker.percentage", _INT, "10"),
         ConfigKey("leader.imbalance.check.interval.seconds", _LONG, "300", at_least(1)),
         ConfigKey("unclean.leader.election.enable", _BOOL, "false"),
+        ConfigKey("security.inter.broker.protocol", _STRING, "PLAINTEXT"),
         ConfigKey("inter.broker.protocol.version", _STRING, LATEST_API_VERSION, api_version),
         _null("inter.broker.listener.name", _STRING),
         ConfigKey("controlled.shutdown.max.retries", _INT, "3"),
@@ -129,8 +136,28 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
         ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
         ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
+        # TLS (Kafka's SslConfigs and BrokerSecurityConfigs; PEM stores only, see ssl_factory.py)
+        ConfigKey("ssl.principal.mapping.rules", _STRING, "DEFAULT"),
+        ConfigKey("ssl.protocol", _STRING, "TLSv1.3"),
+        ConfigKey("ssl.enabled.protocols", _LIST, "TLSv1.2,TLSv1.3"),
+        ConfigKey("ssl.keystore.type", _STRING, "JKS"),
+        _null("ssl.keystore.location", _STRING),
+        _null("ssl.keystore.password", _STRING),
+        _null("ssl.key.password", _STRING),
+        _null("ssl.keystore.key", _STRING),
+        _null("ssl.keystore.certificate.chain", _STRING),
+        ConfigKey("ssl.truststore.type", _STRING, "JKS"),
+        _null("ssl.truststore.location", _STRING),
+        _null("ssl.truststore.password", _STRING),
+        _null("ssl.truststore.certificates", _STRING),
+        ConfigKey("ssl.endpoint.identification.algorithm", _STRING, "https"),
+        ConfigKey("ssl.client.auth", _STRING, "none", one_of("required", "requested", "none")),
     )
 }
+
+LISTENER_PREFIX = "listener.name."
+LISTENER_CONFIG_PREFIXES = ("ssl.", "sasl.")
+"""The broker configs a listener may override with `listener.name.<listener>.<key>`."""
 
 
 def attribute_name(kafka_name: str) -> str:
@@ -212,6 +239,7 @@ class BrokerConfig:
     leader_imbalance_per_broker_percentage: int
     leader_imbalance_check_interval_seconds: int
     unclean_leader_election_enable: bool
+    security_inter_broker_protocol: str
     inter_broker_protocol_version: str
     inter_broker_listener_name: str | None
     controlled_shutdown_max_retries: int
@@ -228,6 +256,23 @@ class BrokerConfig:
     quota_window_size_seconds: int
     quota_producer_default: int
     quota_consumer_default: int
+    ssl_principal_mapping_rules: str
+    ssl_protocol: str
+    ssl_enabled_protocols: tuple[str, ...]
+    ssl_keystore_type: str
+    ssl_keystore_location: str | None
+    ssl_keystore_password: str | None
+    ssl_key_password: str | None
+    ssl_keystore_key: str | None
+    ssl_keystore_certificate_chain: str | None
+    ssl_truststore_type: str
+    ssl_truststore_location: str | None
+    ssl_truststore_password: str | None
+    ssl_truststore_certificates: str | None
+    ssl_endpoint_identification_algorithm: str
+    ssl_client_auth: str
+    listener_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """`listener.name.<listener>.<key>` values, parsed, by listener name (upper-case) and key."""
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""
@@ -247,9 +292,38 @@ class BrokerConfig:
 
     @property
     def effective_inter_broker_listener_name(self) -> str:
-        """inter.broker.listener.name, else the listener named after `security.inter.broker.protocol`
-        (PLAINTEXT: the only protocol kafkaops accepts)."""
-        return self.inter_broker_listener_name or "PLAINTEXT"
+        """`interBrokerListenerName`: inter.broker.listener.name, else the listener named after
+        `security.inter.broker.protocol` (`ListenerName.forSecurityProtocol`)."""
+        return self.inter_broker_listener_name or self.security_inter_broker_protocol
+
+    @property
+    def inter_broker_security_protocol(self) -> str:
+        """`interBrokerSecurityProtocol`: the inter-broker listener's protocol."""
+        return self.listener_security_protocol_map.get(
+            self.effective_inter_broker_listener_name, self.security_inter_broker_protocol
+        )
+
+    def security_protocol(self, listener_name: str) -> str:
+        """The protocol of a listener (`listener.security.protocol.map`)."""
+        return self.listener_security_protocol_map[listener_name]
+
+    def listener_settings(self, listener_name: str, prefix: str = "ssl.") -> dict[str, Any]:
+        """Every broker config starting with `prefix` as `listener_name` sees it: its
+        `listener.name.<listener>.` override, else the broker-wide value (Kafka's
+        `valuesWithPrefixOverride`)."""
+        overrides = self.listener_overrides.get(listener_name.upper(), {})
+        return {
+            name: overrides.get(name, getattr(self, attribute_name(name)))
+            for name in BROKER_CONFIGS
+            if name.startswith(prefix)
+        }
+
+    def ssl_config(self, listener_name: str) -> SslConfig:
+        """The `ssl.*` settings of a listener (for the inter-broker client too, as Kafka's inter-broker
+        channel takes the inter-broker listener's). Raises InvalidConfigurationError."""
+        return SslConfig.from_properties(
+            {k: v for k, v in self.listener_settings(listener_name).items() if k in SSL_KEYS}
+        )
 
     @property
     def zookeeper_credentials(self) -> DigestCredentials | None:
@@ -326,10 +400,13 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     whole must pass Kafka's `validateValues` checks (`requirement failed: ...`). Raises
     InvalidConfigurationError naming the offending key.
     """
+    prefixed = {name: value for name, value in values.items() if isinstance(name, str) and _is_listener_key(name)}
     for name in values:
+        if name in prefixed:
+            continue
         if not isinstance(name, str) or name not in BROKER_CONFIGS:
             raise InvalidConfigurationError(f"Unknown broker config name: {name}")
-    texts = {name: _text(name, value) for name, value in values.items()}
+    texts = {name: _text(name, value) for name, value in values.items() if name not in prefixed}
     parsed: dict[str, Any] = {}
     for name, key in BROKER_CONFIGS.items():
         text = texts.get(name)
@@ -359,9 +436,58 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
     parsed["log.cleanup.policy"] = tuple(parsed["log.cleanup.policy"])
-    config = BrokerConfig(**{attribute_name(name): value for name, value in parsed.items()})
+    parsed["ssl.enabled.protocols"] = tuple(parsed["ssl.enabled.protocols"])
+    _inter_broker_listener(parsed, "security.inter.broker.protocol" in values, protocol_map)
+    config = BrokerConfig(
+        **{attribute_name(name): value for name, value in parsed.items()},
+        listener_overrides=_listener_overrides(prefixed),
+    )
     _validate(config)
     return config
+
+
+def _is_listener_key(name: str) -> bool:
+    if not name.startswith(LISTENER_PREFIX):
+        return False
+    _, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+    return key.startswith(LISTENER_CONFIG_PREFIXES) and key in BROKER_CONFIGS
+
+
+def _listener_overrides(prefixed: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """`listener.name.<listener>.<key>` values parsed as `<key>` is, by upper-case listener name."""
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, value in prefixed.items():
+        listener, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+        text = _text(name, value)
+        if text is None:
+            continue
+        parsed = BROKER_CONFIGS[key].parse(text)
+        overrides.setdefault(listener.upper(), {})[key] = tuple(parsed) if isinstance(parsed, list) else parsed
+    return overrides
+
+
+def _inter_broker_listener(parsed: dict[str, Any], protocol_given: bool, protocol_map: Mapping[str, str]) -> None:
+    """`getInterBrokerListenerNameAndSecurityProtocol`: one of the two settings; the name normalised."""
+    name = parsed["inter.broker.listener.name"]
+    if name is not None:
+        if protocol_given:
+            raise InvalidConfigurationError(
+                "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set."
+            )
+        listener = name.upper()
+        if listener not in protocol_map:
+            raise InvalidConfigurationError(
+                f"Listener with name {listener} defined in inter.broker.listener.name not found in "
+                "listener.security.protocol.map."
+            )
+        parsed["inter.broker.listener.name"] = listener
+        return
+    protocol = parsed["security.inter.broker.protocol"]
+    if protocol.upper() not in SECURITY_PROTOCOLS:
+        raise InvalidConfigurationError(
+            f"Invalid security protocol `{protocol}` defined in security.inter.broker.protocol"
+        )
+    parsed["security.inter.broker.protocol"] = protocol.upper()
 
 
 def _text(name: str, value: Any) -> str | None:
@@ -421,13 +547,6 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             )
         if not 0 <= port <= 65535:
             raise config_error(name, text, f"Port {port} of listener {listener} is not between 0 and 65535")
-        if protocol_map[listener] != "PLAINTEXT":
-            raise config_error(
-                name,
-                text,
-                f"Listener {listener} uses security protocol {protocol_map[listener]}; "
-                "kafkaops brokers support only PLAINTEXT",
-            )
         endpoints.append(EndPoint(listener, host, port))
     names = [e.listener for e in endpoints]
     if len(set(names)) != len(names):
@@ -495,3 +614,11 @@ def _validate(config: BrokerConfig) -> None:
         all(e.host != "0.0.0.0" for e in config.effective_advertised_listeners),
         "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.",
     )
+    for endpoint in config.listeners:
+        if config.security_protocol(endpoint.listener) in TLS_PROTOCOLS:
+            ssl_config = config.ssl_config(endpoint.listener)  # Kafka's store checks, with its texts
+            if not ssl_config.has_keystore:
+                raise InvalidConfigurationError(
+                    f"Listener {endpoint.listener} uses {config.security_protocol(endpoint.listener)} but has no "
+                    "SSL key store (ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain)"
+                )

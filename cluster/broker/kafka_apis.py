@@ -33,7 +33,7 @@ from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
-from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.network_client import InterBrokerChannel, broker_endpoint, send_request
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
@@ -124,8 +124,11 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        inter_broker: InterBrokerChannel | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.inter_broker = inter_broker or InterBrokerChannel()
+        """How this broker reaches the controller when it forwards a request to it."""
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -137,7 +140,6 @@ class KafkaApis:
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
-            ApiKey.METADATA: self.handle_topic_metadata_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
             # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
@@ -162,16 +164,19 @@ class KafkaApis:
                     ApiKey.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
                     ApiKey.ALTER_CONFIGS: self.handle_alter_configs_request,
                     ApiKey.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs_request,
-                    ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster_request,
                     ApiKey.ALTER_PARTITION_REASSIGNMENTS: self.handle_alter_partition_reassignments_request,
                     ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
                 }
             )
         # the handlers that need the request's context: the client quotas they record and throttle
+        # and those that answer per listener (the endpoints of the listener the request came in on)
         self._context_handlers: dict[ApiKey, ContextHandler] = {
             ApiKey.PRODUCE: self.handle_produce_request,
             ApiKey.FETCH: self.handle_fetch_request,
+            ApiKey.METADATA: self.handle_topic_metadata_request,
         }
+        if admin_manager is not None:
+            self._context_handlers[ApiKey.DESCRIBE_CLUSTER] = self.handle_describe_cluster_request
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
@@ -322,13 +327,18 @@ class KafkaApis:
             return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
-    async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
+    async def handle_topic_metadata_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleTopicMetadataRequest`: the brokers as the client's listener reaches them (brokers
+        without that listener are left out; a partition whose live leader lacks it is LISTENER_NOT_FOUND
+        from v6, LEADER_NOT_AVAILABLE before)."""
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
         except errors.InvalidRequestError as error:
             return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
-        brokers = cache.alive_brokers()
+        brokers = cache.alive_brokers(context.listener_name)
         names = cache.topics() if request.topics is None else request.topics
         return responses.metadata_response(
             brokers,
@@ -336,6 +346,8 @@ class KafkaApis:
             self.cluster_id,
             cache.controller_id,
             cache.topic_ids(),
+            alive_ids={b.broker_id for b in cache.alive_brokers()},
+            error_unavailable_listeners=header.api_version >= 6,
         )
 
     async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
@@ -443,7 +455,7 @@ class KafkaApis:
                 return responses.elect_leaders_response(requested or [], {}, errors.RequestTimedOutError.code)
             return responses.elect_leaders_response(list(results), results, errors.NONE)
         controller_id = self.zk.get_controller_id()
-        endpoint = broker_endpoint(self.zk, controller_id) if controller_id is not None else None
+        endpoint = broker_endpoint(self.zk, controller_id, self.inter_broker) if controller_id is not None else None
         if controller_id == self.broker_id or endpoint is None:
             return responses.elect_leaders_response(requested or [], {}, errors.NotControllerError.code)
         return send_request(
@@ -454,6 +466,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
+            channel=self.inter_broker.channel,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------
@@ -482,9 +495,12 @@ class KafkaApis:
     async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
         return await asyncio.get_running_loop().run_in_executor(None, self._admin().incremental_alter_configs, body)
 
-    async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
-        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
-        metadata cache has them (no authorizer: authorized operations are "not provided")."""
+    async def handle_describe_cluster_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers on the
+        request's listener, as the metadata cache has them (no authorizer: authorized operations are "not
+        provided")."""
         cache = self.metadata_cache
         controller_id = cache.controller_id
         return {
@@ -495,7 +511,7 @@ class KafkaApis:
             "controller_id": controller_id if controller_id is not None else -1,
             "brokers": [
                 {"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                for b in cache.alive_brokers()
+                for b in cache.alive_brokers(context.listener_name)
             ],
             "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS,
         }

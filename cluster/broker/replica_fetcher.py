@@ -26,6 +26,7 @@ from typing import Any
 from kafkaops.cluster.broker.fetch_session import FetchSessionHandler
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkaops.cluster.protocol.framing import frame, read_frame
@@ -98,6 +99,7 @@ class ReplicaFetcher:
         socket_timeout_ms: int,
         follower_throttled: Callable[[Partition, bool], bool],
         record_throttled: Callable[[int], None],
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
         self.broker_id = broker_id
         self.leader_id = leader_id
@@ -110,6 +112,8 @@ class ReplicaFetcher:
         self.socket_timeout_s = socket_timeout_ms / 1000
         self.follower_throttled = follower_throttled
         self.record_throttled = record_throttled
+        self.channel = channel
+        """How to reach the leader: its inter-broker listener's protocol (TLS for SSL)."""
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._task: asyncio.Task[None] | None = None
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -165,7 +169,7 @@ class ReplicaFetcher:
         if self._connection is None:
             # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancellation of shutdown.
             async with asyncio.timeout(self.socket_timeout_s):
-                self._connection = await asyncio.open_connection(*self.address, limit=1 << 20)
+                self._connection = await self.channel.open_connection(*self.address, limit=1 << 20)
         reader, writer = self._connection
         self._correlation_id += 1
         header = RequestHeader(api_key, version, self._correlation_id, f"broker-{self.broker_id}-fetcher-0")

@@ -5,4 +5,8 @@
     jvm_text      JVM/Scala text and semantics: parseInt, trim, split, hash codes, collection orders and
                   toString of Java's and Scala 2.13's sets, lists and maps
     log4j         the log4j timestamp, `yyyy-MM-dd HH:mm:ss,SSS`
+    kafka_principal       KafkaPrincipal (`User:alice`), ANONYMOUS
+    ssl_factory           TLS contexts from Kafka's `ssl.*` settings (PEM stores), the client certificate's principal
+    ssl_principal_mapper  `ssl.principal.mapping.rules` (Kafka's SslPrincipalMapper)
+    client_channel        how a client connects for a security protocol (TCP, TLS): tools, controller, fetchers
 """

@@ -55,14 +55,21 @@ def test_a_setting_that_is_not_a_number_gets_javas_config_exception_text():
         admin_client_config({"retries": "-1"}, "t")
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
 def test_secured_protocols_are_refused_until_the_client_speaks_them(protocol):
     with pytest.raises(InvalidArgumentError) as raised:
         admin_client_config({"security.protocol": protocol}, "t")
     assert (
         str(raised.value)
-        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
+        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT and SSL"
     )
+
+
+def test_ssl_takes_the_pem_settings_with_kafkas_texts():
+    assert admin_client_config({"security.protocol": "ssl"}, "t").channel.security_protocol == "SSL"
+    with pytest.raises(InvalidArgumentError) as raised:
+        admin_client_config({"security.protocol": "SSL", "ssl.keystore.key": "k", "ssl.keystore.type": "PEM"}, "t")
+    assert str(raised.value) == "SSL private key is specified, but certificate chain is not specified."
 
 
 def test_an_unknown_protocol_gets_kafkas_text():
