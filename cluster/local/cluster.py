@@ -111,6 +111,11 @@ class LocalCluster:
         return path if path.exists() else None
 
     @property
+    def security(self) -> str:
+        """The mode `up --security` set the cluster up with (plaintext for clusters made before the option)."""
+        return str(self.load().get("security") or "plaintext") if self.config_file.exists() else "plaintext"
+
+    @property
     def listener_names(self) -> list[str]:
         """The listeners every broker gets (`listener.names` of cluster.yaml; PLAINTEXT by default)."""
         if not self.config_file.exists():
@@ -359,6 +364,16 @@ class LocalCluster:
             if "://" in listener:
                 addresses.append(listener.split("://", 1)[1])
         return ",".join(addresses) or None
+
+    def listener_addresses(self) -> set[str]:
+        """`host:port` of every listener of every broker of this state dir (their broker.yaml)."""
+        addresses = set()
+        for broker_id in self.broker_ids():
+            config = yaml.safe_load((self.broker_dir(broker_id) / "broker.yaml").read_text()) or {}
+            for listener in str(config.get("listeners", "")).split(","):
+                if "://" in listener:
+                    addresses.add(listener.split("://", 1)[1].strip())
+        return addresses
 
     def broker_pid(self, broker_id: int) -> int | None:
         return processes.read_pid(self.broker_dir(broker_id) / "broker.pid")

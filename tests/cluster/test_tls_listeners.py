@@ -227,3 +227,37 @@ def test_a_tool_reaches_the_ssl_listener_with_command_config(tls: TlsCluster, ru
     assert (created.exit_code, created.stdout) == (0, "Created topic tls-tool.\n")
     listed = run_cli("topics", *common, "--list")
     assert "tls-tool" in listed.stdout.splitlines()
+
+
+def test_cluster_up_security_ssl_and_the_tools_find_its_client_properties(
+    run_cli: Any, zk_connect: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "secured"
+    local = LocalCluster(state)
+    try:
+        up = run_cli(
+            "cluster", "up", "--state-dir", str(state), "--brokers", "1", "--zookeeper", zk_connect, "--security", "ssl"
+        )
+        assert up.exit_code == 0, up.stdout
+        properties = state / "client.properties"
+        assert properties.read_text() == (
+            f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={state / 'ssl' / 'ca.pem'}\n"
+        )
+        assert f"Client properties: {properties}" in up.stdout.splitlines()
+        ports = _ports(local, 0)
+        assert list(ports) == ["SSL"]  # every listener SSL, inter-broker too
+        with KafkaZkClient(zk_connect) as zk:
+            registration = zk.get_broker(0)
+        assert registration is not None and registration.listener_security_protocol_map == {"SSL": "SSL"}
+        server = f"127.0.0.1:{ports['SSL']}"
+        # no --command-config: the tool takes the cluster's client.properties
+        created = run_cli(
+            "topics", "--bootstrap-server", server, "--state-dir", str(state), "--create", "--topic", "up-ssl"
+        )
+        assert (created.exit_code, created.stdout) == (0, "Created topic up-ssl.\n")
+        # without them a client speaks plaintext to a TLS port, and gets nowhere
+        elsewhere = run_cli("topics", "--bootstrap-server", server, "--state-dir", str(tmp_path / "none"), "--list")
+        assert elsewhere.exit_code == 1
+    finally:
+        for broker_id in local.broker_ids():
+            local.stop_broker(broker_id, hard=True)
