@@ -65,10 +65,11 @@ def _int_setting(properties: Mapping[str, str], key: str, default: int, minimum:
     return value
 
 
-def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
-    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
-    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
-    client does not speak yet."""
+def channel_from_properties(properties: Mapping[str, str]) -> ClientChannel:
+    """How a client with these Kafka client properties connects: `security.protocol` and its `ssl.*`
+    settings (any tool's properties: --command-config, --producer.config, --consumer-property ...). Raises
+    InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our client does
+    not speak yet."""
     protocol = properties.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
         raise InvalidArgumentError(
@@ -81,9 +82,16 @@ def admin_client_config(properties: Mapping[str, str], default_client_id: str) -
             + " and ".join(SPOKEN_PROTOCOLS)
         )
     try:
-        channel = client_channel(protocol, properties)
+        return client_channel(protocol, properties)
     except InvalidConfigurationError as error:
         raise InvalidArgumentError(str(error)) from None
+
+
+def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
+    """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
+    Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
+    client does not speak yet."""
+    channel = channel_from_properties(properties)
     return AdminClientConfig(
         client_id=properties.get("client.id", "").strip() or default_client_id,
         request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),

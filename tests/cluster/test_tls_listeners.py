@@ -261,3 +261,31 @@ def test_cluster_up_security_ssl_and_the_tools_find_its_client_properties(
     finally:
         for broker_id in local.broker_ids():
             local.stop_broker(broker_id, hard=True)
+
+
+def test_console_tools_speak_ssl_with_their_client_properties(tls: TlsCluster, cli_env: dict[str, str]) -> None:
+    from typer.testing import CliRunner
+
+    from kafkaops.cli.app import app
+
+    _create_topic(tls, "tls-console", replication=1)
+    settings = [f"{k}={v}" for k, v in tls.client_properties().items()]
+    produced = CliRunner().invoke(
+        app,
+        ["console-producer", "--bootstrap-server", tls.ssl_bootstrap, "--topic", "tls-console"]
+        + [arg for setting in settings for arg in ("--producer-property", setting)],
+        input="one\ntwo\n",
+        env=cli_env,
+        catch_exceptions=False,
+    )
+    assert produced.exit_code == 0, produced.output
+    consumed = CliRunner().invoke(
+        app,
+        ["console-consumer", "--bootstrap-server", tls.ssl_bootstrap, "--topic", "tls-console", "--from-beginning"]
+        + ["--max-messages", "2", "--timeout-ms", "20000"]
+        + [arg for setting in settings for arg in ("--consumer-property", setting)],
+        env=cli_env,
+        catch_exceptions=False,
+    )
+    assert consumed.exit_code == 0, consumed.output
+    assert consumed.stdout.splitlines()[:2] == ["one", "two"]
