@@ -431,7 +431,7 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     parsed["listeners"] = _endpoints("listeners", parsed["listeners"], protocol_map)
     if parsed["advertised.listeners"] is not None:
         parsed["advertised.listeners"] = _endpoints(
-            "advertised.listeners", parsed["advertised.listeners"], protocol_map
+            "advertised.listeners", parsed["advertised.listeners"], protocol_map, require_distinct_ports=False
         )
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
@@ -531,8 +531,11 @@ _ENDPOINT_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 """`EndPoint.uriParseExp`, matched against the whole entry as Scala's extractor does."""
 
 
-def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[EndPoint, ...]:
-    """`CoreUtils.listenerListToEndPoints`: `NAME://host:port` entries, names and ports distinct."""
+def _endpoints(
+    name: str, text: str, protocol_map: Mapping[str, str], require_distinct_ports: bool = True
+) -> tuple[EndPoint, ...]:
+    """`CoreUtils.listenerListToEndPoints`: `NAME://host:port` entries, names distinct, and ports too unless
+    `require_distinct_ports` is off (advertised listeners may share a port, behind a proxy)."""
     endpoints = []
     for entry in _csv_list(text):
         match = _ENDPOINT_RE.match(entry)
@@ -554,7 +557,7 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             f"requirement failed: Each listener must have a different name, listeners: {text}"
         )
     ports = [e.port for e in endpoints if e.port != 0]
-    if len(set(ports)) != len(ports):
+    if require_distinct_ports and len(set(ports)) != len(ports):
         raise InvalidConfigurationError(
             f"requirement failed: Each listener must have a different port, listeners: {text}"
         )

@@ -188,3 +188,25 @@ def test_registration_of_several_listeners_is_kafkas() -> None:
     only_ssl = BrokerRegistration(1, (EndPoint("SSL", "h", 9093),), 1, listener_security_protocol_map={"SSL": "SSL"})
     assert b'"host":null' in znodes.BrokerIdZNode.encode(only_ssl)
     assert b'"port":-1' in znodes.BrokerIdZNode.encode(only_ssl)
+
+
+def test_advertised_listeners_may_share_a_port_and_a_port_of_0_registers_the_bound_one() -> None:
+    from kafkaops.cluster.broker.socket_server import registered_endpoints
+
+    config = parse_broker_config(
+        {
+            **BASE,
+            **PEM_STORE,
+            "listeners": "PLAINTEXT://127.0.0.1:0,SSL://:9093",
+            "advertised.listeners": "PLAINTEXT://proxy:9000,SSL://proxy:9000",
+        }
+    )
+    assert [str(e) for e in registered_endpoints(config, {"PLAINTEXT": 4242, "SSL": 9093})] == [
+        "PLAINTEXT://proxy:9000",
+        "SSL://proxy:9000",
+    ]
+    unadvertised = parse_broker_config({**BASE, **PEM_STORE, "listeners": "PLAINTEXT://127.0.0.1:0,SSL://:9093"})
+    assert [str(e) for e in registered_endpoints(unadvertised, {"PLAINTEXT": 4242, "SSL": 9093})] == [
+        "PLAINTEXT://127.0.0.1:4242",
+        "SSL://127.0.0.1:9093",
+    ]
