@@ -208,6 +208,11 @@ def test_store_offsets_appends_with_acks_all_and_caches_once_acknowledged() -> N
     assert manager.get_offsets("g") == {TP: OffsetAndMetadata(3, 1, "ok", 1000)}
     assert manager.get_offsets("g", [TP, TopicPartition("u", 0)]) == {TP: offsets[TP], TopicPartition("u", 0): None}
     assert manager.get_offsets("other", [TP]) == {TP: None}
+    # plain (topic, partition) pairs work as keys too
+    assert asyncio.run(manager.store_offsets("g", {("t", 2): OffsetAndMetadata(8, None, "", 1)})) == {
+        TopicPartition("t", 2): errors.NONE
+    }
+    assert manager.get_offsets("g", [("t", 2)])[TopicPartition("t", 2)] == OffsetAndMetadata(8, None, "", 1)
 
 
 def test_a_failed_append_caches_nothing_and_answers_the_coordinator_error() -> None:
