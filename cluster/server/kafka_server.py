@@ -250,6 +250,7 @@ class KafkaServer:
                 self.controller.shutdown()
         if self._listening:
             self._loop.call_soon_threadsafe(self.admin_manager.shutdown)
+            self._loop.call_soon_threadsafe(self.apis.group_metadata_manager.shutdown)
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())
