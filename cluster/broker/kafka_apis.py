@@ -149,7 +149,6 @@ class KafkaApis:
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
             ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
             ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
             ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
@@ -187,6 +186,7 @@ class KafkaApis:
             ApiKey.PRODUCE: self.handle_produce_request,
             ApiKey.FETCH: self.handle_fetch_request,
             ApiKey.METADATA: self.handle_topic_metadata_request,
+            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
         }
         if admin_manager is not None:
             self._context_handlers[ApiKey.DESCRIBE_CLUSTER] = self.handle_describe_cluster_request
@@ -377,8 +377,10 @@ class KafkaApis:
 
     # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
 
-    async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.find_coordinator(body)
+    async def handle_find_coordinator_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        return await self.offset_apis.find_coordinator(body, context.listener_name)
 
     async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
         return await self.offset_apis.offset_commit(body, header.api_version)
