@@ -195,6 +195,10 @@ class LocalCluster:
             zookeeper.start()
             zookeeper_connect = zookeeper.connect_string
         ids = self.broker_ids() or list(range(brokers))
+        if not self.broker_ids() and brokers < 3:
+            # as Kafka's quickstart server.properties does for its one broker: with the default of 3, the
+            # consumer groups' coordinator would stay unavailable until three brokers are alive
+            broker_overrides = {"offsets.topic.replication.factor": brokers, **broker_overrides}
         self._save(zookeeper_connect, broker_overrides, security_entries)
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
