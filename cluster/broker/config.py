@@ -116,7 +116,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.max.retries", _INT, "3"),
         ConfigKey("controlled.shutdown.retry.backoff.ms", _LONG, "5000"),
         ConfigKey("controlled.shutdown.enable", _BOOL, "true"),
+        ConfigKey("group.min.session.timeout.ms", _INT, "6000"),
+        ConfigKey("group.max.session.timeout.ms", _INT, "1800000"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
+        ConfigKey("group.max.size", _INT, "2147483647", at_least(1)),
         ConfigKey("offsets.topic.replication.factor", _SHORT, "3", at_least(1)),
         ConfigKey("offsets.topic.num.partitions", _INT, "50", at_least(1)),
         ConfigKey("delete.topic.enable", _BOOL, "true"),
@@ -217,7 +220,10 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int
     controlled_shutdown_retry_backoff_ms: int
     controlled_shutdown_enable: bool
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int
+    group_max_size: int
     offsets_topic_replication_factor: int
     offsets_topic_num_partitions: int
     delete_topic_enable: bool

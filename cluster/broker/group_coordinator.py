@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, S
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.group_delayed_operations import (
     DelayedHeartbeat,
     DelayedJoin,
@@ -80,6 +81,15 @@ class GroupConfig:
     group_max_session_timeout_ms: int = 1800000
     group_max_size: int = 2**31 - 1
     group_initial_rebalance_delay_ms: int = 3000
+
+    @classmethod
+    def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
+        return cls(
+            config.group_min_session_timeout_ms,
+            config.group_max_session_timeout_ms,
+            config.group_max_size,
+            config.group_initial_rebalance_delay_ms,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -952,13 +962,15 @@ class GroupCoordinator:
 
     # --- coordinator failover (the GroupMetadataManager calls) -------------------------------------------
 
-    def on_group_loaded(self, group_id: str, value: Mapping[str, Any]) -> None:
+    def on_group_loaded(self, group_id: str, value: Mapping[str, Any] | None) -> None:
         """A group read back from `__consumer_offsets` by a new coordinator: Stable with its members (who
-        must heartbeat within their sessions) or Empty; over group.max.size it rebalances at once."""
-        group = GroupMetadata.load(group_id, value, self.scheduler.now_ms)
-        previous = self.groups.get(group_id)
-        if previous is not None:
+        must heartbeat within their sessions) or Empty; over group.max.size it rebalances at once. None (its
+        tombstone was the last record) forgets the group."""
+        if group_id in self.groups:
             self.on_group_unloaded(group_id)
+        if value is None:
+            return
+        group = GroupMetadata.load(group_id, value, self.scheduler.now_ms)
         self.groups[group_id] = group
         log.info("Loading group metadata for %s with generation %s", group_id, group.generation_id)
         if group.size > self.config.group_max_size:

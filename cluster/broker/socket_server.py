@@ -94,13 +94,15 @@ class SocketServer:
             await self._processing.wait()
             served = self.handler.served
             loop = asyncio.get_running_loop()
+            peer = writer.get_extra_info("peername")
+            client_host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
                 if payload is None:
                     break
                 request = decode_request(payload)  # a malformed request closes the connection
                 header = request.header
-                context = RequestContext(size_in_bytes=len(payload))
+                context = RequestContext(size_in_bytes=len(payload), client_host=client_host)
                 body: dict[str, Any] | None
                 if is_unsupported_api_versions(header):
                     body, version = api_versions_refusal(), 0
