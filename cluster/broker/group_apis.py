@@ -20,8 +20,15 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from kafkaops.cluster.broker.group_coordinator import GroupCoordinator, JoinRequest, LeaveGroupResult, MemberIdentity
-from kafkaops.cluster.broker.group_metadata import NO_PROTOCOL, JoinGroupResult, SyncGroupResult
+from kafkaops.cluster.broker.group_coordinator import GroupCoordinator
+from kafkaops.cluster.broker.group_metadata import (
+    NO_PROTOCOL,
+    JoinGroupResult,
+    JoinRequest,
+    LeaveGroupResult,
+    MemberIdentity,
+    SyncGroupResult,
+)
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS
 

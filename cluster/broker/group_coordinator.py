@@ -45,6 +45,10 @@ from kafkaops.cluster.broker.group_metadata import (
     IllegalStateError,
     JoinCallback,
     JoinGroupResult,
+    JoinRequest,
+    LeaveGroupResult,
+    LeaveMemberResponse,
+    MemberIdentity,
     MemberMetadata,
     Protocols,
     SyncCallback,
@@ -90,47 +94,6 @@ class GroupConfig:
             config.group_max_size,
             config.group_initial_rebalance_delay_ms,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class JoinRequest:
-    """A JoinGroup as the coordinator takes it (Kafka's `handleJoinGroup` arguments).
-    `require_known_member_id`: v4+ without group.instance.id, answered MEMBER_ID_REQUIRED first."""
-
-    group_id: str
-    member_id: str
-    group_instance_id: str | None
-    require_known_member_id: bool
-    client_id: str
-    client_host: str
-    rebalance_timeout_ms: int
-    session_timeout_ms: int
-    protocol_type: str
-    protocols: Protocols
-
-    def protocol_names(self) -> set[str]:
-        return {name for name, _ in self.protocols}
-
-
-@dataclass(frozen=True, slots=True)
-class MemberIdentity:
-    """A member named by a LeaveGroup (v3+ names several)."""
-
-    member_id: str
-    group_instance_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveMemberResponse:
-    member_id: str
-    group_instance_id: str | None
-    error: int
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveGroupResult:
-    top_level_error: int
-    member_responses: tuple[LeaveMemberResponse, ...] = ()
 
 
 class GroupManager(Protocol):

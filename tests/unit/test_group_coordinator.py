@@ -9,13 +9,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator, JoinRequest, MemberIdentity
+from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator
 from kafkaops.cluster.broker.group_metadata import (
     VALID_PREVIOUS_STATES,
     GroupMetadata,
     GroupState,
     IllegalStateError,
     JoinGroupResult,
+    JoinRequest,
+    MemberIdentity,
     MemberMetadata,
     SyncGroupResult,
     subscribed_topics,
