@@ -37,6 +37,8 @@ from kafkaops.cluster.broker.group_delayed_operations import (
 from kafkaops.cluster.broker.group_metadata import (
     DEAD_GROUP,
     EMPTY_GROUP,
+    NO_PROTOCOL_TYPE,
+    OFFSETS_ONLY_GROUP,
     UNKNOWN_MEMBER_ID,
     GroupMetadata,
     GroupOverview,
@@ -117,6 +119,9 @@ class GroupManager(Protocol):
 
     def get_offsets(self, group_id: str, partitions: Any) -> Any:
         """The group's committed offsets (None: all)."""
+
+    def current_groups(self) -> list[str]:
+        """The groups it holds records of (offsets or metadata)."""
 
 
 def error_code(error: Any) -> int:
@@ -785,6 +790,7 @@ class GroupCoordinator:
         group.pending_members.discard(member_id)
         if group.is_(PreparingRebalance):
             self._check_join(group)
+        self._forget_if_unused(group)
 
     # --- sessions (DelayedHeartbeat) -------------------------------------------------------------------
 
@@ -876,16 +882,26 @@ class GroupCoordinator:
         if not self.is_active:
             return errors.CoordinatorNotAvailableError.code, []
         wanted = set(states)
-        return errors.NONE, [
-            group.overview() for group in self.groups.values() if not wanted or str(group.state) in wanted
+        overviews = [group.overview() for group in self.groups.values()]
+        # a group of standalone commits has only offsets: Kafka lists it Empty, without a protocol type
+        overviews += [
+            GroupOverview(group_id, NO_PROTOCOL_TYPE, str(Empty))
+            for group_id in self.manager.current_groups()
+            if group_id not in self.groups and self._has_offsets_only(group_id)
         ]
+        return errors.NONE, [overview for overview in overviews if not wanted or overview.state in wanted]
+
+    def _has_offsets_only(self, group_id: str) -> bool:
+        return group_id not in self.groups and bool(self.manager.get_offsets(group_id, None))
 
     def handle_describe_group(self, group_id: str) -> tuple[int, GroupSummary]:
         error = self.validate_group_status(group_id, ApiKey.DESCRIBE_GROUPS)
         if error is not None:
             return error, EMPTY_GROUP
         group = self.groups.get(group_id)
-        return errors.NONE, DEAD_GROUP if group is None else group.summary()
+        if group is not None:
+            return errors.NONE, group.summary()
+        return errors.NONE, OFFSETS_ONLY_GROUP if self._has_offsets_only(group_id) else DEAD_GROUP
 
     async def handle_delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         """Empty groups become Dead and their records tombstones; groups with members are NON_EMPTY_GROUP."""
@@ -898,8 +914,7 @@ class GroupCoordinator:
                 continue
             group = self.groups.get(group_id)
             if group is None:
-                # a group of standalone commits is only offsets in the manager
-                if self.manager.get_offsets(group_id, None):
+                if self._has_offsets_only(group_id):
                     deletable.append(group_id)
                 else:
                     results[group_id] = errors.GroupIdNotFoundError.code

@@ -173,6 +173,8 @@ EMPTY_GROUP = GroupSummary(NO_STATE, NO_PROTOCOL_TYPE, NO_PROTOCOL, ())
 """What DescribeGroups answers with an error."""
 DEAD_GROUP = GroupSummary(str(GroupState.DEAD), NO_PROTOCOL_TYPE, NO_PROTOCOL, ())
 """What DescribeGroups answers for a group this coordinator does not have."""
+OFFSETS_ONLY_GROUP = GroupSummary(str(GroupState.EMPTY), NO_PROTOCOL_TYPE, NO_PROTOCOL, ())
+"""A group of standalone commits (offsets, no membership), as Kafka describes it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,9 @@ class FakeGroupManager:
     def get_offsets(self, group_id: str, partitions: Any) -> Any:
         return self.offsets.get(group_id, {})
 
+    def current_groups(self) -> list[str]:
+        return sorted(self.offsets)
+
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run a storage coroutine at once (the fake's awaits never suspend), or hold it until `release`."""
         if self.hold:

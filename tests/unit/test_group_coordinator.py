@@ -653,3 +653,15 @@ def test_an_unloaded_group_tells_its_waiting_members(coordinator: GroupCoordinat
     assert "g" not in coordinator.groups
     clock.advance(REBALANCE_MS * 2)  # no timer of the group is left to act
     assert clock.pending() == 0
+
+
+def test_a_group_of_standalone_commits_is_listed_and_described_empty(
+    coordinator: GroupCoordinator, manager: FakeGroupManager
+) -> None:
+    manager.offsets["standalone"] = {("t", 0): 5}
+    assert [(g.group_id, g.protocol_type, g.state) for g in coordinator.handle_list_groups()[1]] == [
+        ("standalone", "", "Empty")
+    ]
+    assert coordinator.handle_list_groups(["Stable"])[1] == []
+    summary = coordinator.handle_describe_group("standalone")[1]
+    assert (summary.state, summary.protocol_type, summary.members) == ("Empty", "", ())
