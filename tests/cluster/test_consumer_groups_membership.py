@@ -258,8 +258,8 @@ def test_a_clean_close_leaves_the_group_at_once(groups: Groups, client: str) -> 
         with members(make(groups.bootstrap, topic, group), make(groups.bootstrap, topic, group)) as (a, b):
             wait_for(lambda: split_evenly(a, b), WAIT_S, what="two members")
             b.close()  # sends LeaveGroup before it returns
-            (described,) = admin.describe_consumer_groups([group])
-            assert len(described.members) == 1  # gone without waiting for its session to end
+            described = admin.describe_groups([group])[group]
+            assert len(described["members"]) == 1  # gone without waiting for its session to end
             wait_for(lambda: a.assignment == frozenset(range(PARTITIONS)), WAIT_S, what="the member left alone")
     finally:
         admin.close()
@@ -290,10 +290,18 @@ def test_list_and_describe_groups_with_both_admin_clients(groups: Groups) -> Non
         wait_for(lambda: split_evenly(a, b), WAIT_S, what="two members")
         admin = KafkaAdminClient(bootstrap_servers=groups.bootstrap)
         try:
-            assert (group, "consumer") in admin.list_consumer_groups()
-            (described,) = admin.describe_consumer_groups([group])
-            assert (described.group, described.state, described.protocol_type) == (group, "Stable", "consumer")
-            assert described.protocol == "range" and len(described.members) == 2
+            listed = {g["group_id"]: (g["protocol_type"], g["group_state"]) for g in admin.list_groups()}
+            assert listed[group] == ("consumer", "Stable")
+            stable = [g["group_id"] for g in admin.list_groups(states_filter=["Stable"])]
+            empty = [g["group_id"] for g in admin.list_groups(states_filter=["Empty"])]
+            assert group in stable and group not in empty
+            described = admin.describe_groups([group])[group]
+            assert (described["group_state"], described["protocol_type"], described["protocol_data"]) == (
+                "Stable",
+                "consumer",
+                "range",
+            )
+            assert described["error"] is None and len(described["members"]) == 2
         finally:
             admin.close()
         confluent = AdminClient({"bootstrap.servers": groups.bootstrap})
