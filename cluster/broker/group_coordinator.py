@@ -197,6 +197,10 @@ class GroupCoordinator:
         if self.manager.is_group_loading(group_id):
             return errors.CoordinatorLoadInProgressError.code
         if not self.manager.is_group_local(group_id):
+            if group_id in self.groups:
+                # its partition moved before the group was ever stored (the manager unloads the groups it
+                # knows): whoever waits in it hears NOT_COORDINATOR now
+                self.on_group_unloaded(group_id)
             return errors.NotCoordinatorError.code
         return None
 
@@ -882,7 +886,7 @@ class GroupCoordinator:
         if not self.is_active:
             return errors.CoordinatorNotAvailableError.code, []
         wanted = set(states)
-        overviews = [group.overview() for group in self.groups.values()]
+        overviews = [group.overview() for group in self.groups.values() if self.manager.is_group_local(group.group_id)]
         # a group of standalone commits has only offsets: Kafka lists it Empty, without a protocol type
         overviews += [
             GroupOverview(group_id, NO_PROTOCOL_TYPE, str(Empty))

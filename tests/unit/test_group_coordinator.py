@@ -665,3 +665,14 @@ def test_a_group_of_standalone_commits_is_listed_and_described_empty(
     assert coordinator.handle_list_groups(["Stable"])[1] == []
     summary = coordinator.handle_describe_group("standalone")[1]
     assert (summary.state, summary.protocol_type, summary.members) == ("Empty", "", ())
+
+
+def test_a_group_whose_partition_moved_unstored_is_unloaded_at_its_next_request(
+    coordinator: GroupCoordinator, clock: ManualScheduler, manager: FakeGroupManager
+) -> None:
+    a, b = stable_group(coordinator, clock, "a", "b")
+    a.join([("range", subscription("t", "u"))])  # waits for b
+    manager.foreign.add("g")
+    assert coordinator.handle_list_groups()[1] == []
+    assert b.heartbeat() == errors.NotCoordinatorError.code
+    assert a.joins[-1].error == errors.NotCoordinatorError.code and "g" not in coordinator.groups
