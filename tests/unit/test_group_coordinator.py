@@ -676,3 +676,26 @@ def test_a_group_whose_partition_moved_unstored_is_unloaded_at_its_next_request(
     assert coordinator.handle_list_groups()[1] == []
     assert b.heartbeat() == errors.NotCoordinatorError.code
     assert a.joins[-1].error == errors.NotCoordinatorError.code and "g" not in coordinator.groups
+
+
+def test_while_rebalancing_the_last_to_rejoin_are_turned_away_at_the_max_size(
+    clock: ManualScheduler, manager: FakeGroupManager
+) -> None:
+    coordinator = make_coordinator(clock, manager, group_max_size=2)
+    a, b = stable_group(coordinator, clock, "a", "b")
+    a.join([("range", subscription("t", "u"))])  # rebalance: one member awaiting
+    c = Member(coordinator, "c")
+    c.join(version=3)  # a new member still fits among those awaiting
+    assert coordinator.groups["g"].num_members_awaiting_join == 2
+    b.join()
+    assert b.joins[-1].error == errors.GroupMaxSizeReachedError.code
+    assert not coordinator.groups["g"].has(b.member_id)
+    clock.advance(0)
+    assert a.generation == c.generation == 2
+
+
+def test_a_loaded_group_over_the_max_size_rebalances(clock: ManualScheduler, manager: FakeGroupManager) -> None:
+    stable_group(make_coordinator(clock, manager), clock, "a", "b")
+    small = make_coordinator(ManualScheduler(), FakeGroupManager(), group_max_size=1)
+    small.on_group_loaded("g", manager.stored[-1][1])
+    assert small.groups["g"].state is GroupState.PREPARING_REBALANCE
