@@ -120,8 +120,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("group.max.session.timeout.ms", _INT, "1800000"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
         ConfigKey("group.max.size", _INT, "2147483647", at_least(1)),
+        # offset management (Kafka's definition order); offsets.topic.compression.codec 0 is "none"
+        ConfigKey("offset.metadata.max.bytes", _INT, "4096"),
+        ConfigKey("offsets.load.buffer.size", _INT, "5242880", at_least(1)),
         ConfigKey("offsets.topic.replication.factor", _SHORT, "3", at_least(1)),
         ConfigKey("offsets.topic.num.partitions", _INT, "50", at_least(1)),
+        ConfigKey("offsets.topic.segment.bytes", _INT, "104857600", at_least(1)),
+        ConfigKey("offsets.retention.minutes", _INT, "10080", at_least(1)),
+        ConfigKey("offsets.retention.check.interval.ms", _LONG, "600000", at_least(1)),
+        ConfigKey("offsets.commit.timeout.ms", _INT, "5000", at_least(1)),
         ConfigKey("delete.topic.enable", _BOOL, "true"),
         ConfigKey("compression.type", _STRING, "producer"),
         ConfigKey("transaction.state.log.min.isr", _INT, "2", at_least(1)),
@@ -224,8 +231,14 @@ class BrokerConfig:
     group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int
     group_max_size: int
+    offset_metadata_max_bytes: int
+    offsets_load_buffer_size: int
     offsets_topic_replication_factor: int
     offsets_topic_num_partitions: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offsets_commit_timeout_ms: int
     delete_topic_enable: bool
     compression_type: str
     transaction_state_log_min_isr: int

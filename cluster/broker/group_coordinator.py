@@ -35,6 +35,7 @@ from kafkaops.cluster.broker.group_delayed_operations import (
     Scheduler,
 )
 from kafkaops.cluster.broker.group_metadata import (
+    CONSUMER_PROTOCOL_TYPE,
     DEAD_GROUP,
     EMPTY_GROUP,
     NO_PROTOCOL_TYPE,
@@ -58,6 +59,7 @@ from kafkaops.cluster.broker.group_metadata import (
 )
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.broker.group_coordinator")
 
@@ -123,6 +125,9 @@ class GroupManager(Protocol):
     def current_groups(self) -> list[str]:
         """The groups it holds records of (offsets or metadata)."""
 
+    def group_not_exists(self, group_id: str) -> bool:
+        """Kafka's `groupNotExists`: the group's partition is here and loaded, the group is not in it."""
+
 
 def error_code(error: Any) -> int:
     """An error as the manager may give it (None, a code, a BrokerError class or instance) as a code."""
@@ -174,6 +179,7 @@ class GroupCoordinator:
         manager.on_group_unloaded = self.on_group_unloaded
         manager.group_is_empty_or_absent = self.group_is_empty_or_absent
         manager.validate_commit = self.validate_commit
+        manager.offset_delete_check = self.offset_delete_check
         self.is_active = True
         log.info("[GroupCoordinator %s]: Startup complete.", self.broker_id)
 
@@ -874,6 +880,26 @@ class GroupCoordinator:
         self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
         return None
 
+    def offset_delete_check(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> tuple[int, dict[TopicPartition, int]]:
+        """Kafka's `handleDeleteOffsets` checks: the group's error, and the partitions refused because the
+        group consumes their topic (GROUP_SUBSCRIBED_TO_TOPIC); offsets of an Empty group all go."""
+        group = self.groups.get(group_id)
+        if group is None or group.is_(Dead):
+            if self._has_offsets_only(group_id):
+                return errors.NONE, {}
+            missing = (
+                errors.GroupIdNotFoundError if self.manager.group_not_exists(group_id) else errors.NotCoordinatorError
+            )
+            return missing.code, {}
+        if group.is_(Empty):
+            return errors.NONE, {}
+        if group.protocol_type == CONSUMER_PROTOCOL_TYPE:
+            subscribed = errors.GroupSubscribedToTopicError.code
+            return errors.NONE, {tp: subscribed for tp in partitions if group.is_subscribed_to_topic(tp.topic)}
+        return errors.NonEmptyGroupError.code, {}
+
     def group_is_empty_or_absent(self, group_id: str) -> bool:
         """Whether the group has no members here (its offsets may expire, it may be deleted)."""
         group = self.groups.get(group_id)
@@ -932,12 +958,10 @@ class GroupCoordinator:
                 results[group_id] = errors.NonEmptyGroupError.code
         for group_id in deletable:
             try:
-                await self.manager.delete_group(group_id)
+                results[group_id] = error_code(await self.manager.delete_group(group_id))
             except Exception:  # noqa: BLE001 - answered as Kafka's unexpected-error code
                 log.exception("Deleting group %s failed", group_id)
                 results[group_id] = errors.UnknownServerError.code
-            else:
-                results[group_id] = errors.NONE
         if deletable:
             log.info("The following groups were deleted: %s.", ", ".join(deletable))
         return results

@@ -33,9 +33,12 @@ from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.group_apis import GroupApis
-from kafkaops.cluster.broker.group_coordinator import GroupCoordinator
+from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator
+from kafkaops.cluster.broker.group_delayed_operations import LoopScheduler
+from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.offset_apis import OffsetApis
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
@@ -126,6 +129,7 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        group_metadata_manager: GroupMetadataManager | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.cluster_id = cluster_id
@@ -135,6 +139,10 @@ class KafkaApis:
         self.controller = controller
         self.broker_epoch = broker_epoch
         self.producer_ids = ProducerIdManager(broker_id, zk)
+        self.group_metadata_manager = group_metadata_manager or GroupMetadataManager(
+            broker_id, replica_manager.config, replica_manager, metadata_cache, replica_manager.clock
+        )
+        self.offset_apis = OffsetApis(replica_manager.config, zk, metadata_cache, self.group_metadata_manager)
         self.admin_manager = admin_manager
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
@@ -142,8 +150,10 @@ class KafkaApis:
             ApiKey.METADATA: self.handle_topic_metadata_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
             ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
+            ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
+            ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
+            ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders_request,
             ApiKey.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKey.ALTER_REPLICA_LOG_DIRS: self.handle_alter_replica_log_dirs_request,
@@ -177,6 +187,14 @@ class KafkaApis:
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
+        self._register_group_handlers(
+            GroupCoordinator(
+                broker_id,
+                GroupConfig.from_broker_config(replica_manager.config),
+                self.group_metadata_manager,
+                LoopScheduler(replica_manager.clock),
+            )
+        )
 
     async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
         """The response body to `request` (an API in `served`), or None when it gets no response.
@@ -340,10 +358,19 @@ class KafkaApis:
             cache.topic_ids(),
         )
 
+    # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
+
     async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        return responses.find_coordinator_response(
-            errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
-        )
+        return await self.offset_apis.find_coordinator(body)
+
+    async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_commit(body, header.api_version)
+
+    async def handle_offset_fetch_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_fetch(body, header.api_version)
+
+    async def handle_offset_delete_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_delete(body)
 
     # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
 
@@ -379,7 +406,21 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
+            self._on_leadership_change(request, result)
         return responses.partition_errors_response(result)
+
+    def _on_leadership_change(self, request: LeaderAndIsrRequest, result: PartitionErrors) -> None:
+        """Kafka's `RequestHandlerHelper.onLeadershipChange`: the offsets partitions this broker now leads
+        are loaded, those it now follows unloaded, fenced by their leader epoch."""
+        changed = {tp for tp, code in result.partition_errors if code == errors.NONE}
+        for state in request.partition_states:
+            tp = state.partition
+            if tp.topic != GROUP_METADATA_TOPIC_NAME or tp not in changed:
+                continue
+            if state.leader == self.broker_id:
+                self.group_metadata_manager.on_election(tp.partition, state.leader_epoch)
+            else:
+                self.group_metadata_manager.on_resignation(tp.partition, state.leader_epoch)
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         request = StopReplicaRequest.from_wire(body)
@@ -387,6 +428,10 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.stop_replicas(header.correlation_id, request)
+            # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
+            for tp, code in result.partition_errors:
+                if tp.topic == GROUP_METADATA_TOPIC_NAME and code == errors.NONE:
+                    self.group_metadata_manager.on_resignation(tp.partition, None)
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:

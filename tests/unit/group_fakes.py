@@ -83,6 +83,9 @@ class FakeGroupManager:
     def current_groups(self) -> list[str]:
         return sorted(self.offsets)
 
+    def group_not_exists(self, group_id: str) -> bool:
+        return self.is_group_local(group_id) and group_id not in self.offsets
+
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run a storage coroutine at once (the fake's awaits never suspend), or hold it until `release`."""
         if self.hold:

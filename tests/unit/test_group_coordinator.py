@@ -699,3 +699,17 @@ def test_a_loaded_group_over_the_max_size_rebalances(clock: ManualScheduler, man
     small = make_coordinator(ManualScheduler(), FakeGroupManager(), group_max_size=1)
     small.on_group_loaded("g", manager.stored[-1][1])
     assert small.groups["g"].state is GroupState.PREPARING_REBALANCE
+
+
+def test_offset_delete_checks(coordinator: GroupCoordinator, clock: ManualScheduler, manager: FakeGroupManager) -> None:
+    from kafkaops.cluster.zk.values import TopicPartition
+
+    stable_group(coordinator, clock, "a", "b")
+    consumed, other = TopicPartition("t", 0), TopicPartition("u", 0)
+    assert coordinator.offset_delete_check("g", [consumed, other]) == (
+        errors.NONE,
+        {consumed: errors.GroupSubscribedToTopicError.code},
+    )
+    assert coordinator.offset_delete_check("never", [other]) == (errors.GroupIdNotFoundError.code, {})
+    manager.offsets["standalone"] = {other: 1}
+    assert coordinator.offset_delete_check("standalone", [other]) == (errors.NONE, {})
