@@ -31,19 +31,31 @@ from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.errors import KafkaError
+from kafka.structs import OffsetAndMetadata
+from kafka.structs import TopicPartition as KpTopicPartition
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
+from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, partition_for
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.client import KafkaZkClient
-from tests.cluster.clients_util import Background, all_bootstraps, wait_partitions
+from tests.cluster.clients_util import (
+    Background,
+    all_bootstraps,
+    kafka_python_produce,
+    leader_of,
+    make_records,
+    wait_partitions,
+)
 from tests.cluster.conftest import FAST
 
+OFFSETS_PARTITIONS = 5
 GROUP_SETTINGS = {
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 1000,
-    "offsets.topic.num.partitions": 5,
+    "offsets.topic.num.partitions": OFFSETS_PARTITIONS,
 }
 SESSION_MS = 4000
 PARTITIONS = 6
@@ -311,3 +323,71 @@ def test_list_and_describe_groups_with_both_admin_clients(groups: Groups) -> Non
         assert str(description.state).endswith("STABLE") and len(description.members) == 2
         assignments = sorted(p.partition for m in description.members for p in m.assignment.topic_partitions)
         assert assignments == list(range(PARTITIONS))
+
+
+def test_a_group_commits_and_resumes_across_a_kill_of_its_coordinator(groups: Groups) -> None:
+    """Last in the module: it stops a broker (and starts it again)."""
+    topic, group = groups.topic(partitions=2), f"g-{uuid.uuid4().hex[:8]}"
+    kafka_python_produce(groups.bootstrap, topic, make_records(0, 10) + make_records(1, 10))
+    tps = [KpTopicPartition(topic, 0), KpTopicPartition(topic, 1)]
+    consumer = KafkaConsumer(
+        bootstrap_servers=groups.bootstrap,
+        group_id=group,
+        session_timeout_ms=10_000,
+        heartbeat_interval_ms=500,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    coordinator = -1
+    try:
+        consumer.subscribe([topic])
+        wait_for(lambda: consumer.poll(timeout_ms=100) is not None and len(consumer.assignment()) == 2, WAIT_S)
+        coordinator = leader_of(groups.zk, GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
+        consumer.commit({tps[0]: OffsetAndMetadata(3, "", -1), tps[1]: OffsetAndMetadata(5, "", -1)})
+        groups.local.stop_broker(coordinator, hard=True)
+        wait_for(
+            lambda: (
+                leader_of(groups.zk, GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
+                not in (-1, coordinator)
+            ),
+            WAIT_S,
+            what="a new coordinator",
+        )
+
+        def commit_again() -> bool:
+            # the member finds the new coordinator, which loaded its group from the log
+            consumer.poll(timeout_ms=100)
+            try:
+                consumer.commit({tps[0]: OffsetAndMetadata(4, "", -1), tps[1]: OffsetAndMetadata(6, "", -1)})
+            except KafkaError:
+                return False
+            return True
+
+        wait_for(commit_again, WAIT_S, what="a commit to the new coordinator")
+        consumer.close()
+        alive = ",".join(
+            b.endpoint.removeprefix("PLAINTEXT://")
+            for b in groups.local.status().brokers
+            if b.endpoint and b.broker_id != coordinator
+        )
+        resumed = KafkaConsumer(bootstrap_servers=alive, group_id=group, enable_auto_commit=False)
+        try:
+            resumed.subscribe([topic])
+            first: dict[int, int] = {}
+
+            def read_both() -> bool:
+                for records in resumed.poll(timeout_ms=100).values():
+                    for record in records:
+                        first.setdefault(record.partition, record.offset)
+                return len(first) == 2
+
+            wait_for(read_both, WAIT_S, what="records of both partitions")
+            assert first == {0: 4, 1: 6}  # from the commits the new coordinator took
+            assert [resumed.committed(tp) for tp in tps] == [4, 6]
+        finally:
+            resumed.close()
+    finally:
+        with contextlib.suppress(Exception):
+            consumer.close()
+        if coordinator >= 0:
+            groups.local.start_broker(coordinator)
