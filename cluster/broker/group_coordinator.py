@@ -278,14 +278,9 @@ class GroupCoordinator:
                 self._add_pending_member_expiration(group, new_member_id, request.session_timeout_ms)
                 callback(JoinGroupResult(new_member_id, errors.MemberIdRequiredError.code))
             else:
-                log.info(
-                    "%s Member with unknown member id joins group %s in %s state. Created a new member id %s "
-                    "for this member and add to the group.",
-                    "Static" if instance_id is not None else "Dynamic",
-                    group.group_id,
-                    group.state,
-                    new_member_id,
-                )
+                kind = "Static" if instance_id is not None else "Dynamic"
+                log.info(f"{kind} Member with unknown member id joins group {group.group_id} in {group.state} state. "
+                         f"Created a new member id {new_member_id} for this member and add to the group.")  # fmt: skip
                 self._add_member_and_rebalance(group, new_member_id, request, callback)
 
     def _do_join_group(self, group: GroupMetadata, request: JoinRequest, callback: JoinCallback) -> None:
@@ -330,12 +325,8 @@ class GroupCoordinator:
                 else:
                     callback(self._join_result(group, member_id, with_members=False))
             case GroupState.EMPTY | GroupState.DEAD:
-                log.warning(
-                    "Attempt to add rejoining member %s of group %s in unexpected group state %s",
-                    member_id,
-                    group.group_id,
-                    group.state,
-                )
+                log.warning(f"Attempt to add rejoining member {member_id} of group {group.group_id} in unexpected "
+                            f"group state {group.state}")  # fmt: skip
                 callback(JoinGroupResult(member_id, errors.UnknownMemberIdError.code))
 
     @staticmethod
@@ -390,14 +381,9 @@ class GroupCoordinator:
         id; the old id is fenced. A Stable group whose protocol choice does not change needs no rebalance:
         the group is stored with the new id and the member keeps its assignment."""
         old_member_id = group.static_members[group_instance_id]
-        log.info(
-            "Static member %s of group %s with unknown member id rejoins, assigning new member id %s, while old "
-            "member id %s will be removed.",
-            group_instance_id,
-            group.group_id,
-            new_member_id,
-            old_member_id,
-        )
+        log.info(f"Static member {group_instance_id} of group {group.group_id} with unknown member id rejoins, "
+                 f"assigning new member id {new_member_id}, while old member id {old_member_id} "
+                 "will be removed.")  # fmt: skip
         current_leader = group.leader_id or ""
         member = group.replace_group_instance(old_member_id, new_member_id, group_instance_id)
         self._complete_and_schedule_next_heartbeat_expiration(group, member)
@@ -501,14 +487,9 @@ class GroupCoordinator:
         else:
             delayed = DelayedJoin(self, group, group.rebalance_timeout_ms())
         group.transition_to(PreparingRebalance)
-        log.info(
-            "Preparing to rebalance group %s in state %s with old generation %s (__consumer_offsets-%s) (reason: %s)",
-            group.group_id,
-            group.state,
-            group.generation_id,
-            self.manager.partition_for(group.group_id),
-            reason,
-        )
+        partition = self.manager.partition_for(group.group_id)
+        log.info(f"Preparing to rebalance group {group.group_id} in state {group.state} with old generation "
+                 f"{group.generation_id} (__consumer_offsets-{partition}) (reason: {reason})")  # fmt: skip
         self.watch_join(delayed)
 
     # --- the join phase (DelayedJoin) ------------------------------------------------------------------
@@ -552,10 +533,7 @@ class GroupCoordinator:
                 self._store_group(group, {}, lambda error: self._empty_group_stored(group, error))
             else:
                 log.info(
-                    "Stabilized group %s generation %s with %s members",
-                    group.group_id,
-                    group.generation_id,
-                    group.size,
+                    f"Stabilized group {group.group_id} generation {group.generation_id} with {group.size} members"
                 )
                 for member in list(group.members.values()):
                     result = self._join_result(group, member.member_id, with_members=group.is_leader(member.member_id))
@@ -641,24 +619,14 @@ class GroupCoordinator:
 
     def _leader_assignment(self, group: GroupMetadata, member_id: str, group_assignment: Mapping[str, bytes]) -> None:
         """The leader's SyncGroup: store the group with its assignment, then answer every member."""
-        log.info(
-            "Assignment received from leader for group %s for generation %s. The group has %s members, %s of "
-            "which are static.",
-            group.group_id,
-            group.generation_id,
-            group.size,
-            len(group.static_members),
-        )
+        log.info(f"Assignment received from leader for group {group.group_id} for generation {group.generation_id}. "
+                 f"The group has {group.size} members, {len(group.static_members)} of which are static.")  # fmt: skip
         # members the leader left out get an empty assignment
         assignment = {m: bytes(group_assignment.get(m, b"")) for m in group.members}
         missing = [m for m in group.members if m not in group_assignment]
         if missing:
-            log.warning(
-                "Setting empty assignments for members %s of %s for generation %s",
-                missing,
-                group.group_id,
-                group.generation_id,
-            )
+            log.warning(f"Setting empty assignments for members {missing} of {group.group_id} for generation "
+                        f"{group.generation_id}")  # fmt: skip
         generation_id = group.generation_id
 
         def stored(error: int) -> None:
@@ -775,12 +743,8 @@ class GroupCoordinator:
             return errors.UnknownMemberIdError.code
         member = group.get(group.static_members.get(instance_id, member_id) if instance_id is not None else member_id)
         self._remove_heartbeat_for_leaving_member(group, member)
-        log.info(
-            "Member[group.instance.id %s, member.id %s] in group %s has left, removing it from the group",
-            member.group_instance_id,
-            member.member_id,
-            group.group_id,
-        )
+        log.info(f"Member[group.instance.id {member.group_instance_id}, member.id {member.member_id}] in group "
+                 f"{group.group_id} has left, removing it from the group")  # fmt: skip
         self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup")
         return errors.NONE
 
