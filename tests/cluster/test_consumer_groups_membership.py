@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer as ConfluentConsumer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
@@ -154,7 +155,9 @@ def kafka_python_member(bootstrap: str, topic: str, group: str, instance_id: str
     return member
 
 
-def confluent_member(bootstrap: str, topic: str, group: str, instance_id: str | None = None) -> Member:
+def confluent_member(
+    bootstrap: str, topic: str, group: str, instance_id: str | None = None, strategy: str = "range"
+) -> Member:
     member = Member()
     config = {
         "bootstrap.servers": bootstrap,
@@ -163,17 +166,26 @@ def confluent_member(bootstrap: str, topic: str, group: str, instance_id: str | 
         "heartbeat.interval.ms": 500,
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
-        "partition.assignment.strategy": "range",
+        "partition.assignment.strategy": strategy,
     }
     if instance_id is not None:
         config["group.instance.id"] = instance_id
     consumer = ConfluentConsumer(config)
 
+    cooperative = strategy == "cooperative-sticky"
+
     def on_assign(c: Any, partitions: Any) -> None:
-        member.record(frozenset(p.partition for p in partitions), True)
+        if cooperative:
+            c.incremental_assign(partitions)  # what it is given is added to what it keeps
+        member.record(frozenset(p.partition for p in (c.assignment() if cooperative else partitions)), True)
 
     def on_revoke(c: Any, partitions: Any) -> None:
-        member.record(frozenset(), False)
+        kept: frozenset[int] = frozenset()
+        if cooperative:
+            with contextlib.suppress(KafkaException):  # closing: the handle is going away
+                c.incremental_unassign(partitions)
+                kept = frozenset(p.partition for p in c.assignment())
+        member.record(kept, False)
 
     consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
 
@@ -191,7 +203,16 @@ def confluent_member(bootstrap: str, topic: str, group: str, instance_id: str | 
     return member
 
 
-MEMBERS = {"kafka-python": kafka_python_member, "confluent-kafka": confluent_member}
+def cooperative_member(bootstrap: str, topic: str, group: str, instance_id: str | None = None) -> Member:
+    """librdkafka's cooperative-sticky assignor: incremental rebalances, the coordinator only relays them."""
+    return confluent_member(bootstrap, topic, group, instance_id, strategy="cooperative-sticky")
+
+
+MEMBERS = {
+    "kafka-python": kafka_python_member,
+    "confluent-kafka": confluent_member,
+    "confluent-kafka-cooperative": cooperative_member,
+}
 
 
 @contextlib.contextmanager
@@ -323,6 +344,17 @@ def test_list_and_describe_groups_with_both_admin_clients(groups: Groups) -> Non
         assert str(description.state).endswith("STABLE") and len(description.members) == 2
         assignments = sorted(p.partition for m in description.members for p in m.assignment.topic_partitions)
         assert assignments == list(range(PARTITIONS))
+        admin = KafkaAdminClient(bootstrap_servers=groups.bootstrap)
+        try:
+            assert admin.delete_groups([group]) == {group: "NonEmptyGroupError"}
+            a.close()
+            b.close()
+            wait_for(lambda: admin.describe_groups([group])[group]["group_state"] == "Empty", WAIT_S, what="empty")
+            assert admin.delete_groups([group]) == {group: "OK"}
+            assert admin.describe_groups([group])[group]["group_state"] == "Dead"
+            assert admin.delete_groups([group]) == {group: "GroupIdNotFoundError"}
+        finally:
+            admin.close()
 
 
 def test_a_group_commits_and_resumes_across_a_kill_of_its_coordinator(groups: Groups) -> None:
