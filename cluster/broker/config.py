@@ -10,9 +10,10 @@ PLAINTEXT (the only protocol kafkaops brokers speak).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from kafkaops.cluster.zk.values import EndPoint
 
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
 _BOOL, _STRING, _LIST = ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.LIST
+_DOUBLE = ConfigType.DOUBLE
 _null = ConfigKey.null_default
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
@@ -81,6 +83,17 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.retention.bytes", _LONG, "-1"),
         ConfigKey("log.retention.check.interval.ms", _LONG, "300000", at_least(1)),
         ConfigKey("log.cleanup.policy", _LIST, "delete", each_one_of("compact", "delete")),
+        ConfigKey("log.cleaner.threads", _INT, "1", at_least(0)),
+        ConfigKey("log.cleaner.io.max.bytes.per.second", _DOUBLE, "1.7976931348623157E308"),
+        ConfigKey("log.cleaner.dedupe.buffer.size", _LONG, "134217728"),
+        ConfigKey("log.cleaner.io.buffer.size", _INT, "524288", at_least(0)),
+        ConfigKey("log.cleaner.io.buffer.load.factor", _DOUBLE, "0.9"),
+        ConfigKey("log.cleaner.backoff.ms", _LONG, "15000", at_least(0)),
+        ConfigKey("log.cleaner.min.cleanable.ratio", _DOUBLE, "0.5"),
+        ConfigKey("log.cleaner.enable", _BOOL, "true"),
+        ConfigKey("log.cleaner.delete.retention.ms", _LONG, "86400000"),
+        ConfigKey("log.cleaner.min.compaction.lag.ms", _LONG, "0"),
+        ConfigKey("log.cleaner.max.compaction.lag.ms", _LONG, str(LONG_MAX)),
         ConfigKey("log.index.size.max.bytes", _INT, "10485760", at_least(4)),
         ConfigKey("log.index.interval.bytes", _INT, "4096", at_least(0)),
         ConfigKey("log.flush.interval.messages", _LONG, str(LONG_MAX), at_least(1)),
@@ -139,8 +152,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
         ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
         ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
+        # SASL (cluster/broker/sasl_config.py): Kafka's names and defaults; GSSAPI is not implemented
+        ConfigKey("sasl.mechanism.inter.broker.protocol", _STRING, "GSSAPI"),
+        ConfigKey("sasl.enabled.mechanisms", _LIST, "GSSAPI"),
     )
 }
+
+LISTENER_SASL_CONFIG = re.compile(r"listener\.name\.([^.]+)\.(?:([^.]+)\.sasl\.jaas\.config|sasl\.enabled\.mechanisms)")
+"""The per-listener SASL properties (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
+`listener.name.<l>.sasl.enabled.mechanisms`), kept as given in `BrokerConfig.listener_sasl_configs`."""
 
 
 def attribute_name(kafka_name: str) -> str:
@@ -192,6 +212,17 @@ class BrokerConfig:
     log_retention_bytes: int
     log_retention_check_interval_ms: int
     log_cleanup_policy: tuple[str, ...]
+    log_cleaner_threads: int
+    log_cleaner_io_max_bytes_per_second: float
+    log_cleaner_dedupe_buffer_size: int
+    log_cleaner_io_buffer_size: int
+    log_cleaner_io_buffer_load_factor: float
+    log_cleaner_backoff_ms: int
+    log_cleaner_min_cleanable_ratio: float
+    log_cleaner_enable: bool
+    log_cleaner_delete_retention_ms: int
+    log_cleaner_min_compaction_lag_ms: int
+    log_cleaner_max_compaction_lag_ms: int
     log_index_size_max_bytes: int
     log_index_interval_bytes: int
     log_flush_interval_messages: int
@@ -247,6 +278,9 @@ class BrokerConfig:
     quota_window_size_seconds: int
     quota_producer_default: int
     quota_consumer_default: int
+    sasl_mechanism_inter_broker_protocol: str
+    sasl_enabled_mechanisms: tuple[str, ...]
+    listener_sasl_configs: dict[str, str] = field(default_factory=dict)
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""
@@ -345,6 +379,8 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     whole must pass Kafka's `validateValues` checks (`requirement failed: ...`). Raises
     InvalidConfigurationError naming the offending key.
     """
+    listener_sasl = {name: _text(name, value) for name, value in values.items() if _is_listener_sasl_config(name)}
+    values = {name: value for name, value in values.items() if name not in listener_sasl}
     for name in values:
         if not isinstance(name, str) or name not in BROKER_CONFIGS:
             raise InvalidConfigurationError(f"Unknown broker config name: {name}")
@@ -378,9 +414,17 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
     parsed["log.cleanup.policy"] = tuple(parsed["log.cleanup.policy"])
+    parsed["sasl.enabled.mechanisms"] = tuple(parsed["sasl.enabled.mechanisms"])
     config = BrokerConfig(**{attribute_name(name): value for name, value in parsed.items()})
+    config = dataclasses.replace(
+        config, listener_sasl_configs={k: v for k, v in listener_sasl.items() if v is not None}
+    )
     _validate(config)
     return config
+
+
+def _is_listener_sasl_config(name: Any) -> bool:
+    return isinstance(name, str) and LISTENER_SASL_CONFIG.fullmatch(name) is not None
 
 
 def _text(name: str, value: Any) -> str | None:
@@ -440,12 +484,12 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             )
         if not 0 <= port <= 65535:
             raise config_error(name, text, f"Port {port} of listener {listener} is not between 0 and 65535")
-        if protocol_map[listener] != "PLAINTEXT":
+        if protocol_map[listener] not in ("PLAINTEXT", "SASL_PLAINTEXT"):
             raise config_error(
                 name,
                 text,
                 f"Listener {listener} uses security protocol {protocol_map[listener]}; "
-                "kafkaops brokers support only PLAINTEXT",
+                "kafkaops brokers support only PLAINTEXT and SASL_PLAINTEXT",
             )
         endpoints.append(EndPoint(listener, host, port))
     names = [e.listener for e in endpoints]

@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
@@ -63,6 +63,7 @@ from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionR
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -130,8 +131,11 @@ class KafkaApis:
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
         group_metadata_manager: GroupMetadataManager | None = None,
+        inter_broker_sasl: SaslClientLogin | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.inter_broker_sasl = inter_broker_sasl
+        """This broker's login to the others, for the requests it forwards to the controller."""
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -164,6 +168,10 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
+            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
+            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials_request,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -342,6 +350,18 @@ class KafkaApis:
             return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
+    async def handle_sasl_handshake_request(self, header: RequestHeader, body: Body) -> Response:
+        """Only the SASL authenticator takes a handshake, before the first request: here it is out of place."""
+        return {"error_code": errors.IllegalSaslStateError.code, "mechanisms": []}
+
+    async def handle_sasl_authenticate_request(self, header: RequestHeader, body: Body) -> Response:
+        return {
+            "error_code": errors.IllegalSaslStateError.code,
+            "error_message": "SaslAuthenticate request received after successful authentication",
+            "auth_bytes": b"",
+            "session_lifetime_ms": 0,
+        }
+
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
@@ -393,6 +413,27 @@ class KafkaApis:
             None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
         )
         return client_quotas.alter_response_to_wire(results)
+
+    async def handle_describe_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker from ZooKeeper (Kafka's `ZkAdminManager.describeUserScramCredentials`)."""
+        users = None if body["users"] is None else [user["name"] for user in body["users"]]
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.describe_user_scram_credentials, self.zk, users
+        )
+
+    async def handle_alter_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by the controller only, as Kafka 2.8's (others answer NOT_CONTROLLER for every user); the
+        credentials are written to ZooKeeper with a change notification each, which every broker applies."""
+        if not self.controller.is_active:
+            users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
+            code = errors.NotControllerError.code
+            return {
+                "throttle_time_ms": 0,
+                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+            }
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
+        )
 
     # --- controller -> broker ------------------------------------------------------------------------------
 
@@ -501,6 +542,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
+            sasl=self.inter_broker_sasl,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------

@@ -65,6 +65,7 @@ from kafkaops.cluster.broker.responses import (
     PartitionErrors,
     ProducePartitionResult,
 )
+from kafkaops.cluster.broker.sasl_config import inter_broker_login
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
@@ -391,6 +392,7 @@ class ReplicaManager:
             socket_timeout_ms=config.replica_socket_timeout_ms,
             follower_throttled=self._follower_should_throttle,
             record_throttled=lambda size: self.follower_quota.record(size, self.clock()),
+            sasl=inter_broker_login(config),
         )
         self.fetchers[leader] = fetcher
         return fetcher
