@@ -373,7 +373,11 @@ def test_a_group_commits_and_resumes_across_a_kill_of_its_coordinator(groups: Gr
     coordinator = -1
     try:
         consumer.subscribe([topic])
-        wait_for(lambda: consumer.poll(timeout_ms=100) is not None and len(consumer.assignment()) == 2, WAIT_S)
+        wait_for(
+            lambda: consumer.poll(timeout_ms=100) is not None and len(consumer.assignment()) == 2,
+            WAIT_S,
+            what=f"the member's assignment of {topic}",
+        )
         coordinator = leader_of(groups.zk, GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
         consumer.commit({tps[0]: OffsetAndMetadata(3, "", -1), tps[1]: OffsetAndMetadata(5, "", -1)})
         groups.local.stop_broker(coordinator, hard=True)
