@@ -135,7 +135,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.max.retries", _INT, "3"),
         ConfigKey("controlled.shutdown.retry.backoff.ms", _LONG, "5000"),
         ConfigKey("controlled.shutdown.enable", _BOOL, "true"),
+        ConfigKey("group.min.session.timeout.ms", _INT, "6000"),
+        ConfigKey("group.max.session.timeout.ms", _INT, "1800000"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
+        ConfigKey("group.max.size", _INT, "2147483647", at_least(1)),
         # offset management (Kafka's definition order); offsets.topic.compression.codec 0 is "none"
         ConfigKey("offset.metadata.max.bytes", _INT, "4096"),
         ConfigKey("offsets.load.buffer.size", _INT, "5242880", at_least(1)),
@@ -282,7 +285,10 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int
     controlled_shutdown_retry_backoff_ms: int
     controlled_shutdown_enable: bool
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int
+    group_max_size: int
     offset_metadata_max_bytes: int
     offsets_load_buffer_size: int
     offsets_topic_replication_factor: int

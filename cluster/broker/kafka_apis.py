@@ -32,6 +32,9 @@ from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
+from kafkaops.cluster.broker.group_apis import GroupApis
+from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator
+from kafkaops.cluster.broker.group_delayed_operations import LoopScheduler
 from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import InterBrokerChannel, broker_endpoint, send_request
@@ -193,6 +196,14 @@ class KafkaApis:
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
+        self._register_group_handlers(
+            GroupCoordinator(
+                broker_id,
+                GroupConfig.from_broker_config(replica_manager.config),
+                self.group_metadata_manager,
+                LoopScheduler(replica_manager.clock),
+            )
+        )
 
     async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
         """The response body to `request` (an API in `served`), or None when it gets no response.
@@ -658,6 +669,49 @@ class KafkaApis:
             "error_message": None,
             "topics": [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()],
         }
+
+    # --- group membership (Kafka's GroupCoordinator: group_coordinator.py, its wire side group_apis.py) -------
+
+    def _register_group_handlers(self, coordinator: GroupCoordinator) -> None:
+        """Serve the membership APIs with `coordinator` (its callbacks plugged into its manager)."""
+        coordinator.startup()
+        self.group_coordinator = coordinator
+        self.group_apis = GroupApis(coordinator)
+        self._handlers.update(
+            {
+                ApiKey.SYNC_GROUP: self.handle_sync_group_request,
+                ApiKey.HEARTBEAT: self.handle_heartbeat_request,
+                ApiKey.LEAVE_GROUP: self.handle_leave_group_request,
+                ApiKey.LIST_GROUPS: self.handle_list_groups_request,
+                ApiKey.DESCRIBE_GROUPS: self.handle_describe_groups_request,
+                ApiKey.DELETE_GROUPS: self.handle_delete_groups_request,
+            }
+        )
+        # JoinGroup needs the connection's address (the member's client host)
+        self._context_handlers[ApiKey.JOIN_GROUP] = self.handle_join_group_request
+        self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
+
+    async def handle_join_group_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        client_host = f"/{context.client_host}"  # Kafka prints the InetAddress: "/127.0.0.1"
+        return await self.group_apis.join_group(body, header.api_version, header.client_id, client_host)
+
+    async def handle_sync_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.sync_group(body, header.api_version)
+
+    async def handle_heartbeat_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.heartbeat(body)
+
+    async def handle_leave_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.leave_group(body, header.api_version)
+
+    async def handle_list_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.list_groups(body)
+
+    async def handle_describe_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.describe_groups(body)
+
+    async def handle_delete_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.delete_groups(body)
 
 
 def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response:
