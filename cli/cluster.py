@@ -12,9 +12,8 @@ import typer
 from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
-from kafkaops.cluster.common.errors import UsageError, UserError
-from kafkaops.cluster.local import sasl_setup as local_security
 from kafkaops.cluster.local.cluster import ClusterStatus, LocalCluster
+from kafkaops.cluster.local.security import SECURITY_MODES
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
 app = typer.Typer(help="Run a local cluster.", no_args_is_help=True, rich_markup_mode=None)
@@ -96,9 +95,45 @@ def _status_document(status: ClusterStatus) -> dict[str, object]:
     return {**dataclasses.asdict(status), "bootstrap_servers": status.bootstrap_servers}
 
 
-def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
+def _security_lines(local: LocalCluster) -> list[str]:
+    """How to reach a secured cluster: its client properties, for the tools and for other Kafka clients."""
+    properties = local.client_properties
+    if properties is None:
+        return []
+    settings = dict(
+        line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
+    )
+    lines = [
+        f"Security: {local.security} (every listener, inter-broker included, uses {settings.get('security.protocol')})",
+        f"Client properties: {properties}",
+        "  the kafkaops tools use them for this cluster; give them to Kafka's tools with --command-config "
+        f"{properties}",
+    ]
+    flags = [f"-X security.protocol={settings.get('security.protocol')}"]
+    if "ssl.truststore.location" in settings:
+        flags.append(f"-X ssl.ca.location={settings['ssl.truststore.location']}")
+    if "sasl.jaas.config" in settings:
+        from kafkaops.cluster.common.sasl import client_login
+
+        login = client_login(settings.get("sasl.mechanism", ""), settings["sasl.jaas.config"])
+        flags += [f"-X sasl.mechanisms={login.mechanism}", f"-X sasl.username={login.username}"]
+        flags.append(f"-X sasl.password={login.password}")
+        lines.append(
+            f"  SASL user '{login.username}' ({login.mechanism}, also the brokers' own login); more users: "
+            "kafkaops configs --alter --entity-type users --entity-name <user> "
+            "--add-config 'SCRAM-SHA-512=[password=<password>]'"
+        )
+    lines.append("  librdkafka (kcat, confluent-kafka): " + " ".join(flags))
+    return lines
+
+
+def _print_status(status: ClusterStatus, output: OutputFormat, local: LocalCluster | None = None) -> None:
     if output is OutputFormat.json:
-        print_json(_status_document(status))
+        document = _status_document(status)
+        if local is not None and local.client_properties is not None:
+            document["security"] = local.security
+            document["client_properties"] = str(local.client_properties)
+        print_json(document)
         return
     serving = "serving" if status.zookeeper_serving else "NOT answering"
     lines = [f"ZooKeeper {status.zookeeper} {serving}"]
@@ -114,6 +149,8 @@ def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
     lines.append(f"--zookeeper {status.zookeeper}")
     if status.bootstrap_servers:
         lines.append(f"--bootstrap-server {status.bootstrap_servers}")
+    if local is not None:
+        lines += _security_lines(local)
     print_lines(lines)
 
 
@@ -133,73 +170,29 @@ def cluster_up(
         str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
     ] = None,
     security: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--security",
-            help="plaintext, or sasl_plaintext: every listener (inter-broker too) SASL with SCRAM-SHA-512; an admin "
-            "user is created and its client settings written to <state dir>/client.properties. A new cluster only.",
+            metavar="|".join(SECURITY_MODES),
+            help="A new cluster's security: every listener, inter-broker included, uses it. ssl creates a CA and "
+            "the brokers' certificates, sasl_* an admin user (SCRAM-SHA-512), and <state dir>/client.properties "
+            "for the tools (default plaintext; an existing cluster keeps its own).",
         ),
-    ] = local_security.PLAINTEXT,
+    ] = None,
     output: Output = OutputFormat.text,
 ) -> None:
     """Start ZooKeeper (unless --zookeeper) and the brokers; return once a controller is elected."""
     local = LocalCluster(state_dir(state))
-    if security not in local_security.SECURITY_CHOICES:
-        raise UsageError(f"--security must be one of {', '.join(local_security.SECURITY_CHOICES)}, not {security}")
-    existing = local.broker_overrides if local.exists() else None
-    if (
-        existing is not None
-        and local_security.security_of(existing) != security
-        and security != local_security.PLAINTEXT
-    ):
-        raise UserError(
-            f"The cluster in {local.state_dir} was created with --security {local_security.security_of(existing)}: "
-            "its security does not change on restart"
-        )
-    if existing is not None:
-        security = local_security.security_of(existing)
-        password = local_security.admin_password_of(existing, security)
-        status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect)
-    elif security == local_security.PLAINTEXT:
-        password = None
-        status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect)
-    else:
-        password = local_security.new_password()
-        status = local.up(
-            brokers=brokers,
-            zookeeper_connect=zookeeper_connect,
-            broker_overrides=local_security.broker_overrides(security, password),
-            before_brokers=lambda connect: local_security.create_scram_user(
-                connect, local_security.ADMIN_USER, password, local_security.ADMIN_MECHANISM
-            ),
-        )
-    _print_status(status, output)
-    if password is not None and output is OutputFormat.text:
-        properties = local_security.client_properties(security, password)
-        path = local_security.write_client_properties(local.state_dir, properties)
-        print_lines(_security_usage(security, path, status.bootstrap_servers or "", password))
-
-
-def _security_usage(security: str, properties: Path, bootstrap: str, password: str) -> list[str]:
-    """How to reach a secured local cluster: the admin user, its client properties, a tool and kcat."""
-    user, mechanism = local_security.ADMIN_USER, local_security.ADMIN_MECHANISM.mechanism_name
-    protocol = local_security.listener_name(security)
-    return [
-        f"Security: {protocol} on every listener, {mechanism} between brokers as user '{user}'",
-        f"Admin client settings (user '{user}', {mechanism}): {properties}",
-        f"  kafkaops topics --bootstrap-server {bootstrap} --command-config {properties} --list",
-        f"  kcat -b {bootstrap} -X security.protocol={protocol} -X sasl.mechanisms={mechanism} "
-        f"-X sasl.username={user} -X sasl.password={password} -L",
-        "New users: kafkaops configs --alter --entity-type users --entity-name <user> "
-        "--add-config 'SCRAM-SHA-512=[password=<password>]'",
-    ]
+    status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect, security=security)
+    _print_status(status, output, local)
 
 
 @app.command("status")
 @kafka_errors()
 def cluster_status(state: StateDir = None, output: Output = OutputFormat.text) -> None:
     """ZooKeeper, brokers, controller id and epoch."""
-    _print_status(LocalCluster(state_dir(state)).status(), output)
+    local = LocalCluster(state_dir(state))
+    _print_status(local.status(), output, local)
 
 
 @app.command("stop-broker")

@@ -21,10 +21,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkaops.cluster.broker import sasl_config
-from kafkaops.cluster.broker.config import BrokerConfig
-from kafkaops.cluster.broker.credential_provider import CredentialProvider
-from kafkaops.cluster.broker.request_channel import RequestContext
 from kafkaops.cluster.common.errors import (
     IllegalSaslStateError,
     KafkaProtocolError,
@@ -194,30 +190,3 @@ def _peer(writer: asyncio.StreamWriter) -> str:
 
 ILLEGAL_SASL_STATE = IllegalSaslStateError.code
 """What KafkaApis answers a SaslHandshake / SaslAuthenticate after authentication (or on a listener without SASL)."""
-
-
-class SaslServerAuthenticator:
-    """The SASL authenticator of a broker's SASL_PLAINTEXT and SASL_SSL listeners: each listener's settings
-    (`sasl_config`) are read once, the SCRAM credentials looked up in the broker's cache at each login.
-    `authenticate` is the network layer's hook, called once per connection before its first request."""
-
-    def __init__(self, config: BrokerConfig, credentials: CredentialProvider, api_versions: ApiVersionsHandler) -> None:
-        self.api_versions = api_versions
-        self.settings: dict[str, SaslListenerSettings] = {}
-        for endpoint in config.listeners:
-            if sasl_config.is_sasl(config.listener_security_protocol_map.get(endpoint.listener, "PLAINTEXT")):
-                sasl_config.check_listener(config, endpoint.listener)
-                self.settings[endpoint.listener] = SaslListenerSettings(
-                    sasl_config.enabled_mechanisms(config, endpoint.listener),
-                    credentials.lookup,
-                    sasl_config.listener_plain_users(config, endpoint.listener),
-                )
-
-    async def authenticate(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, context: RequestContext
-    ) -> KafkaPrincipal:
-        """The connection's principal. Raises AuthenticationFailed (the connection is to be closed)."""
-        settings = self.settings.get(context.listener_name)
-        if settings is None:
-            raise AuthenticationFailed(f"Listener {context.listener_name} does not authenticate with SASL")
-        return await authenticate(reader, writer, settings, self.api_versions)

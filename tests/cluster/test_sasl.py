@@ -22,6 +22,7 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.configs import alter_config, load_properties, parse_client_quota_entity
 from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.cluster.common.client_channel import ClientChannel
 from kafkaops.cluster.common.errors import SaslAuthenticationFailedError
 from kafkaops.cluster.common.sasl import SaslClientLogin, client_login, jaas_config_text
 from kafkaops.cluster.local.cluster import LocalCluster
@@ -207,9 +208,8 @@ def test_scram_sha_256_user_and_plain(sasl_cluster: SaslCluster) -> None:
 
 
 def login(bootstrap: str, mechanism: str, user: str, password: str) -> None:
-    with KafkaClient(
-        bootstrap, retries=0, request_timeout_ms=10000, sasl=SaslClientLogin(mechanism, user, password)
-    ) as c:
+    channel = ClientChannel("SASL_PLAINTEXT", sasl=SaslClientLogin(mechanism, user, password))
+    with KafkaClient(bootstrap, retries=0, request_timeout_ms=10000, channel=channel) as c:
         c.metadata([])
 
 
@@ -394,8 +394,12 @@ def test_confluent_and_kafka_python_create_users(sasl_cluster: SaslCluster) -> N
 
 def test_cluster_up_printed_its_usage_and_client_properties(sasl_cluster: SaslCluster) -> None:
     output, properties = sasl_cluster.up_output, sasl_cluster.client_properties
-    assert "Security: SASL_PLAINTEXT on every listener, SCRAM-SHA-512 between brokers as user 'admin'" in output
-    assert f"--command-config {properties} --list" in output
+    assert "Security: sasl_plaintext (every listener, inter-broker included, uses SASL_PLAINTEXT)" in output
+    assert f"Client properties: {properties}" in output
+    assert (
+        "-X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username=admin "
+        f"-X sasl.password={sasl_cluster.admin_password}"
+    ) in output
     assert load_properties(properties) == {
         "security.protocol": "SASL_PLAINTEXT",
         "sasl.mechanism": "SCRAM-SHA-512",
