@@ -35,6 +35,7 @@ HOST = "192.168.0.1"
 TOPIC = ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL)
 ALLOW, DENY = AclPermissionType.ALLOW, AclPermissionType.DENY
 Op = AclOperation
+DEFAULTS = AuthorizerSettings()
 
 
 def ace(
@@ -53,7 +54,7 @@ def allowed(
     resource: ResourcePattern = TOPIC,
     principal: KafkaPrincipal = ALICE,
     host: str = HOST,
-    settings: AuthorizerSettings = AuthorizerSettings(),
+    settings: AuthorizerSettings = DEFAULTS,
 ) -> bool:
     return authorize(snap, settings, principal, host, op, resource)
 
@@ -254,7 +255,7 @@ def test_snapshot_updated_removes_empty_patterns() -> None:
 # --- authorize by resource type (KIP-679) ------------------------------------------------------------
 
 
-def by_type(snap: AclSnapshot, settings: AuthorizerSettings = AuthorizerSettings()) -> bool:
+def by_type(snap: AclSnapshot, settings: AuthorizerSettings = DEFAULTS) -> bool:
     return authorize_by_resource_type(snap, settings, ALICE, HOST, Op.WRITE, ResourceType.TOPIC)
 
 
