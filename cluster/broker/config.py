@@ -42,6 +42,10 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 """`BrokerCompressionCodec.brokerCompressionOptions`, in Kafka's order (it prints them)."""
 
+ACL_AUTHORIZER_CLASS_NAME = "kafka.security.authorizer.AclAuthorizer"
+AUTHORIZER_CLASS_NAMES = (ACL_AUTHORIZER_CLASS_NAME, "kafka.security.auth.SimpleAclAuthorizer")
+"""The authorizers a broker can run: Kafka's AclAuthorizer, and the name it had before 2.4."""
+
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     key.name: key
     for key in (
@@ -129,6 +133,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
         ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
         ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
+        # the authorizer (Kafka's authorizer.class.name; the other two are AclAuthorizer's own configs)
+        ConfigKey("authorizer.class.name", _STRING, "", one_of("", *AUTHORIZER_CLASS_NAMES)),
+        ConfigKey("super.users", _STRING, ""),
+        ConfigKey("allow.everyone.if.no.acl.found", _BOOL, "false"),
     )
 }
 
@@ -228,6 +236,9 @@ class BrokerConfig:
     quota_window_size_seconds: int
     quota_producer_default: int
     quota_consumer_default: int
+    authorizer_class_name: str
+    super_users: str
+    allow_everyone_if_no_acl_found: bool
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""

@@ -23,13 +23,16 @@ server wires it in; the broker never imports the controller.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafkaops.admin import client_quotas
-from kafkaops.cluster.broker import responses
+from kafkaops.admin.acl_authorizer import AclAuthorizer
+from kafkaops.cluster.broker import acl_apis, responses
+from kafkaops.cluster.broker.authorizer import AuthHelper
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
@@ -54,12 +57,26 @@ from kafkaops.cluster.broker.requests import (
     UpdateMetadataRequest,
     valid_api_versions_request,
 )
-from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
-from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
+from kafkaops.cluster.broker.responses import (
+    EpochEndOffset,
+    FetchPartitionResult,
+    FetchResult,
+    ListOffsetsPartitionResult,
+    PartitionErrors,
+    ProducePartitionResult,
+)
+from kafkaops.cluster.broker.zk_admin_manager import (
+    RESOURCE_BROKER,
+    RESOURCE_BROKER_LOGGER,
+    RESOURCE_TOPIC,
+    ZkAdminManager,
+)
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
+from kafkaops.cluster.protocol.types import ZERO_UUID
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
@@ -68,6 +85,14 @@ Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
 ContextHandler = Callable[[RequestHeader, Body, RequestContext], Awaitable[Response | None]]
 INT32_MAX = 2**31 - 1
+TOPIC_AUTHORIZATION_FAILED = errors.TopicAuthorizationFailedError.code
+CLUSTER_AUTHORIZATION_FAILED = errors.ClusterAuthorizationFailedError.code
+Op, Resource = AclOperation, ResourceType
+
+_REQUEST_CONTEXT: contextvars.ContextVar[RequestContext] = contextvars.ContextVar("request_context")
+"""The context of the request being handled (its connection's principal and host, for the authorizer): set
+by `_dispatch` for the task that awaits the handler, so every handler can read it without each signature
+carrying it. Code on the executor does not see it: handlers authorize on the loop, before handing off."""
 
 
 # requests between brokers are never throttled (Kafka: the cluster actions, and a follower's fetch)
@@ -124,8 +149,11 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        authorizer: AclAuthorizer | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.authorizer = authorizer
+        self.auth = AuthHelper(authorizer)
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -152,6 +180,9 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
+            ApiKey.DESCRIBE_ACLS: self.handle_describe_acls_request,
+            ApiKey.CREATE_ACLS: self.handle_create_acls_request,
+            ApiKey.DELETE_ACLS: self.handle_delete_acls_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -203,9 +234,24 @@ class KafkaApis:
 
     async def _dispatch(self, request: Request, context: RequestContext) -> Response | None:
         key = request.header.api_key
+        _REQUEST_CONTEXT.set(context)
         if key in self._context_handlers:
             return await self._context_handlers[key](request.header, request.body, context)
         return await self._handlers[key](request.header, request.body)
+
+    @staticmethod
+    def _context() -> RequestContext:
+        """The request's context (a bare one when a handler is called directly, as in unit tests)."""
+        return _REQUEST_CONTEXT.get(None) or RequestContext()
+
+    def _authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        return self.auth.authorize(self._context(), operation, resource_type, name)
+
+    def _authorize_cluster(self, operation: AclOperation) -> bool:
+        return self.auth.authorize(self._context(), operation, Resource.CLUSTER, CLUSTER_NAME)
+
+    def _authorized_topics(self, operation: AclOperation, topics: Iterable[str]) -> set[str]:
+        return self.auth.filter_by_authorized(self._context(), operation, Resource.TOPIC, topics)
 
     # --- data ----------------------------------------------------------------------------------------------
 
@@ -213,7 +259,25 @@ class KafkaApis:
         self, header: RequestHeader, body: Body, context: RequestContext
     ) -> Response | None:
         request = ProduceRequest.from_wire(body, header.api_version)
-        results = await self.replica_manager.append_records(request)
+        tid = request.transactional_id
+        if tid is not None and not self._authorize(Op.WRITE, Resource.TRANSACTIONAL_ID, tid):
+            code = errors.TransactionalIdAuthorizationFailedError.code
+            failed = [ProducePartitionResult(p.tp, code) for p in request.partitions]
+            return None if request.acks == 0 else responses.produce_response(failed)
+        authorized = self._authorized_topics(Op.WRITE, (p.tp.topic for p in request.partitions))
+        denied = [
+            ProducePartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED)
+            for p in request.partitions
+            if p.tp.topic not in authorized
+        ]
+        if denied:
+            request = dataclasses.replace(
+                request, partitions=tuple(p for p in request.partitions if p.tp.topic in authorized)
+            )
+        results = [
+            *(await self.replica_manager.append_records(request) if request.partitions or not denied else []),
+            *denied,
+        ]
         # Kafka records the request's size against the producer's quota once appended, and mutes the
         # connection for the throttle (also for acks=0, which gets no response to carry it)
         throttle_time_ms = self.quotas.produce.maybe_record_and_get_throttle_time_ms(
@@ -225,7 +289,21 @@ class KafkaApis:
     async def handle_fetch_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
         request = FetchRequest.from_wire(body)
         if request.is_from_follower:  # replication is throttled by the replication quotas only
+            if not self._authorize_cluster(Op.CLUSTER_ACTION):
+                denied = [FetchPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED) for p in request.partitions]
+                return responses.fetch_response(FetchResult(errors.NONE, 0, denied))
             return responses.fetch_response(await self.replica_manager.fetch_messages(request))
+        authorized = self._authorized_topics(Op.READ, (p.tp.topic for p in request.partitions))
+        denied = [
+            FetchPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED)
+            for p in request.partitions
+            if p.tp.topic not in authorized
+        ]
+        if denied:
+            interesting = tuple(p for p in request.partitions if p.tp.topic in authorized)
+            if not interesting:  # Kafka answers at once when nothing is left to read
+                return responses.fetch_response(FetchResult(errors.NONE, request.session_id, denied))
+            request = dataclasses.replace(request, partitions=interesting)
         fetch_quota = self.quotas.fetch
         user, client_id = context.sanitized_user, header.client_id
         # a response larger than the quota allows in a whole window would always be throttled
@@ -233,6 +311,8 @@ class KafkaApis:
         if max_quota_window_bytes < request.max_bytes:
             request = dataclasses.replace(request, max_bytes=max_quota_window_bytes)
         result = await self.replica_manager.fetch_messages(request)
+        if denied:
+            result = dataclasses.replace(result, partitions=[*result.partitions, *denied])
         if not fetch_quota.quotas_enabled:
             return responses.fetch_response(result)
         response_size = responses.fetch_response_size(result, header.api_version)
@@ -247,9 +327,15 @@ class KafkaApis:
 
     async def handle_list_offsets_request(self, header: RequestHeader, body: Body) -> Response:
         request = ListOffsetsRequest.from_wire(body)
+        authorized = self._authorized_topics(Op.DESCRIBE, (name for name, _ in request.topics))
         seen: set[TopicPartition] = set()
         topics = []
         for name, partitions in request.topics:
+            if name not in authorized:
+                topics.append(
+                    (name, [ListOffsetsPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED) for p in partitions])
+                )
+                continue
             results = []
             for partition in partitions:
                 if partition.tp in seen:  # Kafka answers a partition named twice with INVALID_REQUEST
@@ -263,8 +349,20 @@ class KafkaApis:
     async def handle_offset_for_leader_epoch_request(self, header: RequestHeader, body: Body) -> Response:
         request = OffsetForLeaderEpochRequest.from_wire(body)
         manager = self.replica_manager
+        names = [name for name, _ in request.topics]
+        authorized = (
+            set(names) if self._authorize_cluster(Op.CLUSTER_ACTION) else self._authorized_topics(Op.DESCRIBE, names)
+        )
         return responses.offset_for_leader_epoch_response(
-            (name, [manager.last_offset_for_leader_epoch(p, request.replica_id) for p in partitions])
+            (
+                name,
+                [
+                    manager.last_offset_for_leader_epoch(p, request.replica_id)
+                    if name in authorized
+                    else EpochEndOffset(p.tp, TOPIC_AUTHORIZATION_FAILED, -1)
+                    for p in partitions
+                ],
+            )
             for name, partitions in request.topics
         )
 
@@ -272,6 +370,16 @@ class KafkaApis:
         """An id for an idempotent producer, unique across the cluster (kafka-protocol.md §9); there are
         no transactions, so a transactional id is refused."""
         request = InitProducerIdRequest.from_wire(body)
+        tid = request.transactional_id
+        if tid is not None and not self._authorize(Op.WRITE, Resource.TRANSACTIONAL_ID, tid):
+            return responses.init_producer_id_response(errors.TransactionalIdAuthorizationFailedError.code)
+        # KIP-679: an idempotent producer needs IdempotentWrite on the cluster, or Write on some topic
+        if (
+            tid is None
+            and not self._authorize_cluster(Op.IDEMPOTENT_WRITE)
+            and not self.auth.authorize_by_resource_type(self._context(), Op.WRITE, Resource.TOPIC)
+        ):
+            return responses.init_producer_id_response(CLUSTER_AUTHORIZATION_FAILED)
         unavailable = errors.CoordinatorNotAvailableError.code
         if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
             # v3+ (KIP-360): an id without an epoch or the reverse, as Kafka 2.8's KafkaApis refuses it; with
@@ -292,7 +400,11 @@ class KafkaApis:
         unknown = errors.UnknownTopicOrPartitionError.code
         answers: dict[TopicPartition, tuple[int, int]] = {}
         known: dict[TopicPartition, int] = {}
+        authorized = self._authorized_topics(Op.DELETE, (tp.topic for tp in request.offsets))
         for tp, offset in request.offsets.items():
+            if tp.topic not in authorized:
+                answers[tp] = (TOPIC_AUTHORIZATION_FAILED, INVALID_LOW_WATERMARK)
+                continue
             partitions = self.metadata_cache.partitions(tp.topic)
             if partitions is None or tp.partition not in partitions:
                 answers[tp] = (unknown, INVALID_LOW_WATERMARK)
@@ -307,12 +419,18 @@ class KafkaApis:
 
     async def handle_alter_replica_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
         request = AlterReplicaLogDirsRequest.from_wire(body)
+        if not self._authorize_cluster(Op.ALTER):
+            return responses.alter_replica_log_dirs_response(
+                dict.fromkeys(request.partition_dirs, CLUSTER_AUTHORIZATION_FAILED)
+            )
         return responses.alter_replica_log_dirs_response(
             self.replica_manager.alter_replica_log_dirs(request.partition_dirs)
         )
 
     async def handle_describe_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
         request = DescribeLogDirsRequest.from_wire(body)
+        if not self._authorize_cluster(Op.DESCRIBE):  # Kafka 2.8 answers no log dirs
+            return responses.describe_log_dirs_response([])
         return responses.describe_log_dirs_response(self.replica_manager.describe_log_dirs(request.partitions))
 
     # --- metadata ------------------------------------------------------------------------------------------
@@ -330,15 +448,34 @@ class KafkaApis:
         cache = self.metadata_cache
         brokers = cache.alive_brokers()
         names = cache.topics() if request.topics is None else request.topics
-        return responses.metadata_response(
+        # topics the principal may not Describe: left out of "all topics", refused when named (whether they
+        # exist or not is not disclosed)
+        authorized = self._authorized_topics(Op.DESCRIBE, names)
+        denied = [name for name in dict.fromkeys(names) if name not in authorized]
+        response = responses.metadata_response(
             brokers,
-            ((name, cache.partitions(name)) for name in names),
+            ((name, cache.partitions(name)) for name in names if name in authorized),
             self.cluster_id,
             cache.controller_id,
             cache.topic_ids(),
         )
+        if request.topics is not None:
+            response["topics"].extend(
+                {"error_code": TOPIC_AUTHORIZATION_FAILED, "name": name, "is_internal": False, "partitions": []}
+                for name in denied
+            )
+        return response
 
     async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
+        key, key_type = body.get("key", ""), body.get("key_type", 0)
+        if key_type == 0 and not self._authorize(Op.DESCRIBE, Resource.GROUP, key):
+            return responses.find_coordinator_response(
+                errors.GroupAuthorizationFailedError.code, "Group authorization failed."
+            )
+        if key_type == 1 and not self._authorize(Op.DESCRIBE, Resource.TRANSACTIONAL_ID, key):
+            return responses.find_coordinator_response(
+                errors.TransactionalIdAuthorizationFailedError.code, "Transactional Id authorization failed."
+            )
         return responses.find_coordinator_response(
             errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
         )
@@ -346,6 +483,8 @@ class KafkaApis:
     # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
 
     async def handle_describe_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.DESCRIBE_CONFIGS):
+            return client_quotas.describe_response_to_wire(None, _cluster_authorization_failed())
         return await asyncio.get_running_loop().run_in_executor(None, self._describe_client_quotas, body)
 
     def _describe_client_quotas(self, body: Body) -> Response:
@@ -360,10 +499,31 @@ class KafkaApis:
         """Served by any broker: the quotas are written to ZooKeeper with their change notifications, which
         every broker applies (Kafka's ZooKeeper mode)."""
         alterations, validate_only = client_quotas.alter_request_from_wire(body)
+        if not self._authorize_cluster(Op.ALTER_CONFIGS):
+            return client_quotas.alter_response_to_wire(
+                [(a.entity, _cluster_authorization_failed()) for a in alterations]
+            )
         results = await asyncio.get_running_loop().run_in_executor(
             None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
         )
         return client_quotas.alter_response_to_wire(results)
+
+    # --- ACLs (acl_apis.py: Kafka's handleDescribeAcls / handleCreateAcls / handleDeleteAcls) -------------
+
+    async def handle_describe_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        return acl_apis.describe_acls(self.authorizer, self._authorize_cluster(Op.DESCRIBE), body)
+
+    async def handle_create_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        authorized = self._authorize_cluster(Op.ALTER)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, acl_apis.create_acls, self.authorizer, authorized, body
+        )
+
+    async def handle_delete_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        authorized = self._authorize_cluster(Op.ALTER)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, acl_apis.delete_acls, self.authorizer, authorized, body
+        )
 
     # --- controller -> broker ------------------------------------------------------------------------------
 
@@ -373,7 +533,9 @@ class KafkaApis:
 
     async def handle_leader_and_isr_request(self, header: RequestHeader, body: Body) -> Response:
         request = LeaderAndIsrRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+        elif self._stale_broker_epoch(request.broker_epoch):
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
@@ -381,13 +543,17 @@ class KafkaApis:
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         request = StopReplicaRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+        elif self._stale_broker_epoch(request.broker_epoch):
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.stop_replicas(header.correlation_id, request)
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            return responses.update_metadata_response(CLUSTER_AUTHORIZATION_FAILED)
         response, topics = await asyncio.get_running_loop().run_in_executor(
             None, self._update_metadata, header.correlation_id, body
         )
@@ -410,6 +576,8 @@ class KafkaApis:
 
     async def handle_controlled_shutdown_request(self, header: RequestHeader, body: Body) -> Response:
         request = ControlledShutdownRequest.from_wire(body)
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            return responses.controlled_shutdown_response(CLUSTER_AUTHORIZATION_FAILED)
         return await asyncio.get_running_loop().run_in_executor(None, self._controlled_shutdown, request)
 
     def _controlled_shutdown(self, request: ControlledShutdownRequest) -> Response:
@@ -425,6 +593,8 @@ class KafkaApis:
 
     async def handle_elect_leaders_request(self, header: RequestHeader, body: Body) -> Response:
         request = ElectLeadersRequest.from_wire(body)
+        if not self._authorize_cluster(Op.ALTER):
+            return responses.elect_leaders_response(request.partitions or [], {}, CLUSTER_AUTHORIZATION_FAILED)
         return await asyncio.get_running_loop().run_in_executor(
             None, self._elect_leaders, request, body, header.api_version
         )
@@ -463,30 +633,131 @@ class KafkaApis:
         return self.admin_manager
 
     async def handle_create_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().create_topics(body, header.api_version)
+        """Create on the cluster, else on each topic (TOPIC_AUTHORIZATION_FAILED for the others)."""
+        names = [t["name"] for t in body["topics"]]
+        authorized = set(names) if self._authorize_cluster(Op.CREATE) else self._authorized_topics(Op.CREATE, names)
+        denied = [t for t in body["topics"] if t["name"] not in authorized]
+        if not denied:
+            return await self._admin().create_topics(body, header.api_version)
+        allowed = [t for t in body["topics"] if t["name"] in authorized]
+        response: Response = (
+            await self._admin().create_topics({**body, "topics": allowed}, header.api_version)
+            if allowed
+            else {"throttle_time_ms": 0, "topics": []}
+        )
+        response["topics"].extend(_denied_created_topic(t["name"]) for t in denied)
+        return response
 
     async def handle_delete_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().delete_topics(body, header.api_version)
+        """Delete on each topic named (TOPIC_AUTHORIZATION_FAILED for the others)."""
+        named = [n for n in body.get("topic_names") or []] + [
+            t.get("name") for t in body.get("topics") or [] if t.get("name")
+        ]
+        authorized = self._authorized_topics(Op.DELETE, named)
+        denied = [n for n in dict.fromkeys(named) if n not in authorized]
+        if not denied:
+            return await self._admin().delete_topics(body, header.api_version)
+        allowed_body = {
+            **body,
+            "topic_names": [n for n in body.get("topic_names") or [] if n in authorized],
+            "topics": [t for t in body.get("topics") or [] if not t.get("name") or t["name"] in authorized],
+        }
+        has_any = allowed_body["topic_names"] or allowed_body["topics"]
+        response: Response = (
+            await self._admin().delete_topics(allowed_body, header.api_version)
+            if has_any
+            else {"throttle_time_ms": 0, "responses": []}
+        )
+        response["responses"].extend(
+            {"name": name, "topic_id": ZERO_UUID, "error_code": TOPIC_AUTHORIZATION_FAILED, "error_message": None}
+            for name in denied
+        )
+        return response
 
     async def handle_create_partitions_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().create_partitions(body, header.api_version)
+        """Alter on each topic (TOPIC_AUTHORIZATION_FAILED for the others)."""
+        authorized = self._authorized_topics(Op.ALTER, (t["name"] for t in body["topics"]))
+        denied = [t["name"] for t in body["topics"] if t["name"] not in authorized]
+        if not denied:
+            return await self._admin().create_partitions(body, header.api_version)
+        allowed = [t for t in body["topics"] if t["name"] in authorized]
+        response: Response = (
+            await self._admin().create_partitions({**body, "topics": allowed}, header.api_version)
+            if allowed
+            else {"throttle_time_ms": 0, "results": []}
+        )
+        response["results"].extend(
+            {
+                "name": name,
+                "error_code": TOPIC_AUTHORIZATION_FAILED,
+                "error_message": "The topic authorization is failed.",
+            }
+            for name in dict.fromkeys(denied)
+        )
+        return response
+
+    def _config_resource_authorized(self, operation: AclOperation, resource: Body) -> bool:
+        """Kafka's configs authorization: a broker (or broker logger) needs the operation on the cluster, a
+        topic on the topic; other types are left to the handler to refuse."""
+        if resource["resource_type"] == RESOURCE_TOPIC:
+            return self._authorize(operation, Resource.TOPIC, resource["resource_name"])
+        if resource["resource_type"] in (RESOURCE_BROKER, RESOURCE_BROKER_LOGGER):
+            return self._authorize_cluster(operation)
+        return True
+
+    def _split_config_resources(
+        self, operation: AclOperation, resources: Iterable[Body]
+    ) -> tuple[list[Body], list[dict[str, Any]]]:
+        """(the resources authorized, error entries for the others: Kafka's `configsAuthorizationApiError`)."""
+        allowed, denied = [], []
+        for resource in resources:
+            if self._config_resource_authorized(operation, resource):
+                allowed.append(resource)
+                continue
+            topic = resource["resource_type"] == RESOURCE_TOPIC
+            code = TOPIC_AUTHORIZATION_FAILED if topic else CLUSTER_AUTHORIZATION_FAILED
+            denied.append(
+                {
+                    "error_code": code,
+                    "error_message": "Topic authorization failed." if topic else "Cluster authorization failed.",
+                    "resource_type": resource["resource_type"],
+                    "resource_name": resource["resource_name"],
+                }
+            )
+        return allowed, denied
 
     async def handle_describe_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(
-            None, self._admin().describe_configs, body, header.api_version
+        allowed, denied = self._split_config_resources(Op.DESCRIBE_CONFIGS, body["resources"])
+        response = await asyncio.get_running_loop().run_in_executor(
+            None, self._admin().describe_configs, {**body, "resources": allowed}, header.api_version
         )
+        response["results"].extend({**d, "configs": []} for d in denied)
+        return response
 
     async def handle_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(None, self._admin().alter_configs, body)
+        allowed, denied = self._split_config_resources(Op.ALTER_CONFIGS, body["resources"])
+        response = await asyncio.get_running_loop().run_in_executor(
+            None, self._admin().alter_configs, {**body, "resources": allowed}
+        )
+        response["responses"].extend(denied)
+        return response
 
     async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(None, self._admin().incremental_alter_configs, body)
+        allowed, denied = self._split_config_resources(Op.ALTER_CONFIGS, body["resources"])
+        response = await asyncio.get_running_loop().run_in_executor(
+            None, self._admin().incremental_alter_configs, {**body, "resources": allowed}
+        )
+        response["responses"].extend(denied)
+        return response
 
     async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
         """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
         metadata cache has them (no authorizer: authorized operations are "not provided")."""
         cache = self.metadata_cache
         controller_id = cache.controller_id
+        operations = NO_AUTHORIZED_OPERATIONS
+        if body.get("include_cluster_authorized_operations") and self._authorize_cluster(Op.DESCRIBE):
+            operations = self.auth.authorized_operations(self._context(), Resource.CLUSTER, CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
             "error_code": errors.NONE,
@@ -497,12 +768,14 @@ class KafkaApis:
                 {"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in cache.alive_brokers()
             ],
-            "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS,
+            "cluster_authorized_operations": operations,
         }
 
     # --- partition reassignments (KIP-455: the controller's event queue) -----------------------------------
 
     async def handle_alter_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.ALTER):
+            return _top_level_error(errors.ClusterAuthorizationFailedError, {"responses": []})
         return await asyncio.get_running_loop().run_in_executor(None, self._alter_partition_reassignments, body)
 
     def _alter_partition_reassignments(self, body: Body) -> Response:
@@ -534,6 +807,8 @@ class KafkaApis:
         }
 
     async def handle_list_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.DESCRIBE):
+            return _top_level_error(errors.ClusterAuthorizationFailedError, {"topics": []})
         return await asyncio.get_running_loop().run_in_executor(None, self._list_partition_reassignments, body)
 
     def _list_partition_reassignments(self, body: Body) -> Response:
@@ -579,4 +854,25 @@ def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response
     }
 
 
-_ERROR_TEXTS = {errors.NotControllerError.code: "This is not the correct controller for this cluster."}
+_ERROR_TEXTS = {
+    errors.NotControllerError.code: "This is not the correct controller for this cluster.",
+    errors.ClusterAuthorizationFailedError.code: "Cluster authorization failed.",
+}
+
+
+def _cluster_authorization_failed() -> errors.ClusterAuthorizationFailedError:
+    return errors.ClusterAuthorizationFailedError("Cluster authorization failed.")
+
+
+def _denied_created_topic(name: str) -> dict[str, Any]:
+    """A CreateTopics result for a topic the principal may not create (Kafka sets the code alone)."""
+    return {
+        "name": name,
+        "error_code": TOPIC_AUTHORIZATION_FAILED,
+        "error_message": None,
+        "topic_id": ZERO_UUID,
+        "topic_config_error_code": TOPIC_AUTHORIZATION_FAILED,
+        "num_partitions": -1,
+        "replication_factor": -1,
+        "configs": [],
+    }

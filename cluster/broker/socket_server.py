@@ -93,6 +93,8 @@ class SocketServer:
         try:
             await self._processing.wait()
             served = self.handler.served
+            peer = writer.get_extra_info("peername")
+            client_host = str(peer[0]) if peer else ""  # the authorizer matches ACL hosts against it
             loop = asyncio.get_running_loop()
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
@@ -100,7 +102,7 @@ class SocketServer:
                     break
                 request = decode_request(payload)  # a malformed request closes the connection
                 header = request.header
-                context = RequestContext(size_in_bytes=len(payload))
+                context = RequestContext(size_in_bytes=len(payload), client_host=client_host)
                 body: dict[str, Any] | None
                 if is_unsupported_api_versions(header):
                     body, version = api_versions_refusal(), 0

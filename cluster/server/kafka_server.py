@@ -33,6 +33,7 @@ from kazoo.protocol.states import KazooState
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
+from kafkaops.cluster.broker.authorizer import create_authorizer
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
@@ -125,6 +126,7 @@ class KafkaServer:
             default_replication_factor=self.config.default_replication_factor,
             delete_topic_enable=self.config.delete_topic_enable,
         )
+        self.authorizer = create_authorizer(self.config, self.zk, self._stopped.is_set)
         self.apis = KafkaApis(
             self.broker_id,
             self.cluster_id,
@@ -141,6 +143,7 @@ class KafkaServer:
                 self.config.quota_producer_default,
                 self.config.quota_consumer_default,
             ),
+            self.authorizer,
         )
         self.socket_server = SocketServer(self.config, self.apis)
         self._loop_thread.start()
