@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafkaops.admin import acl_wire
-from kafkaops.admin.acl_authorizer import AclAuthorizer, AclApiError
+from kafkaops.admin.acl_authorizer import AclApiError, AclAuthorizer
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.acl import CLUSTER_NAME, AclBinding, ResourceType
 
