@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kafkaops.cli import (
+    acls,
     broker_api_versions,
     cluster,
     configs,
@@ -68,6 +69,7 @@ app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeep
 app.command("dump-log")(dump_log.dump_log_command)
 app.command("get-offsets")(get_offsets.get_offsets_command)
 app.command("broker-api-versions")(broker_api_versions.broker_api_versions_command)
+app.command("acls")(acls.acls_command)
 app.add_typer(cluster.app, name="cluster")
 
 
