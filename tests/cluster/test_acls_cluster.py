@@ -1,0 +1,252 @@
+"""The authorizer on real brokers: one 2-broker cluster for the file with
+`authorizer.class.name=kafka.security.authorizer.AclAuthorizer` and `allow.everyone.if.no.acl.found=false`.
+
+Every connection is PLAINTEXT, so brokers and clients are all User:ANONYMOUS: ANONYMOUS gets ClusterAction
+on the cluster (what the brokers' requests to each other need, as super.users would give a broker's own
+principal), and Alter and Describe on it (to manage ACLs through the Admin API), nothing else: so a client
+without topic ACLs is refused what Kafka refuses it; `kafkaops acls`
+then grants and denies, through ZooKeeper and through the Admin API, and each broker applies the change
+from the notifications without a restart. Tests use topics of their own."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kafkaops.admin import topics as admin_topics
+from kafkaops.admin.acl_authorizer import AclAuthorizer
+from kafkaops.cli.app import app
+from kafkaops.cluster.broker.network_client import send_request
+from kafkaops.cluster.common.acl import (
+    CLUSTER_NAME,
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper
+from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.zk.client import KafkaZkClient
+from tests.cluster.clients_util import confluent_produce, kafka_python_consume, make_records, wait_partitions
+from tests.cluster.conftest import FAST
+
+TOPIC_AUTHORIZATION_FAILED = 29
+CLUSTER_AUTHORIZATION_FAILED = 31
+
+
+@pytest.fixture(scope="module")
+def secured(
+    zookeeper_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LocalCluster, str]]:
+    connect = f"{zookeeper_server.connect_string}/kafkaops-acls-{uuid.uuid4().hex[:12]}"
+    with KafkaZkClient(connect) as zk:
+        authorizer = AclAuthorizer(zk)
+        authorizer.configure()
+        cluster = ResourcePattern(ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL)
+        granted = [
+            AclBinding(cluster, AccessControlEntry("User:ANONYMOUS", "*", operation, AclPermissionType.ALLOW))
+            for operation in (AclOperation.CLUSTER_ACTION, AclOperation.ALTER, AclOperation.DESCRIBE)
+        ]
+        assert authorizer.create_acls(granted) == [None] * 3
+    local = LocalCluster(tmp_path_factory.mktemp("acls-cluster"))
+    try:
+        local.up(
+            brokers=2,
+            zookeeper_connect=connect,
+            broker_overrides={
+                **FAST,
+                "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                "allow.everyone.if.no.acl.found": False,
+                "super.users": "User:admin",
+            },
+        )
+        yield local, connect
+    finally:
+        for broker_id in local.broker_ids():
+            local.stop_broker(broker_id, hard=True)
+
+
+def endpoints(local: LocalCluster) -> list[tuple[str, int]]:
+    found = []
+    for broker in local.status().brokers:
+        host, _, port = (broker.endpoint or "").removeprefix("PLAINTEXT://").rpartition(":")
+        found.append((host, int(port)))
+    return found
+
+
+def bootstrap(local: LocalCluster) -> str:
+    return ",".join(f"{h}:{p}" for h, p in endpoints(local))
+
+
+def ask(endpoint: tuple[str, int], key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    return send_request(endpoint[0], endpoint[1], key, version, body, "acl-test", 10)
+
+
+def metadata_error(endpoint: tuple[str, int], topic: str) -> int:
+    """The topic's error in a Metadata answer naming it."""
+    answer = ask(endpoint, ApiKey.METADATA, 9, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
+    return int(answer["topics"][0]["error_code"])
+
+
+def listed_by_all_topics(endpoint: tuple[str, int], topic: str) -> bool:
+    answer = ask(endpoint, ApiKey.METADATA, 9, {"topics": None, "allow_auto_topic_creation": False})
+    return topic in {t["name"] for t in answer["topics"]}
+
+
+def produce_error(endpoint: tuple[str, int], topic: str) -> int:
+    body = {
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": None}]}],
+    }
+    answer = ask(endpoint, ApiKey.PRODUCE, 8, body)
+    return int(answer["responses"][0]["partition_responses"][0]["error_code"])
+
+
+def fetch_error(endpoint: tuple[str, int], topic: str) -> int:
+    body = {
+        "replica_id": -1,
+        "max_wait_ms": 10,
+        "min_bytes": 1,
+        "max_bytes": 1024,
+        "topics": [{"topic": topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024}]}],
+    }
+    answer = ask(endpoint, ApiKey.FETCH, 11, body)
+    return int(answer["responses"][0]["partition_responses"][0]["error_code"])
+
+
+def create_topic(connect: str, topic: str) -> None:
+    with KafkaZkClient(connect) as zk:
+        admin_topics.create_topic(zk, topic, 1, 2, None, {})
+        wait_partitions(zk, topic, 1, isr_size=2)
+
+
+def acls(*args: str) -> Any:
+    return CliRunner().invoke(app, ["acls", *args], catch_exceptions=False)
+
+
+def test_a_principal_without_acls_is_refused(secured: tuple[LocalCluster, str]) -> None:
+    local, connect = secured
+    topic = "no-acls"
+    create_topic(connect, topic)
+    for endpoint in endpoints(local):
+        assert metadata_error(endpoint, topic) == TOPIC_AUTHORIZATION_FAILED
+        assert not listed_by_all_topics(endpoint, topic)
+        assert produce_error(endpoint, topic) == TOPIC_AUTHORIZATION_FAILED
+        assert fetch_error(endpoint, topic) == TOPIC_AUTHORIZATION_FAILED
+    controller = endpoints(local)[0]
+    created = ask(
+        controller,
+        ApiKey.CREATE_TOPICS,
+        5,
+        {
+            "topics": [
+                {"name": "new-one", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+            ],
+            "timeout_ms": 5000,
+        },
+    )
+    assert created["topics"][0]["error_code"] == TOPIC_AUTHORIZATION_FAILED
+    deleted = ask(controller, ApiKey.DELETE_TOPICS, 4, {"topic_names": [topic], "timeout_ms": 5000})
+    assert deleted["responses"][0]["error_code"] == TOPIC_AUTHORIZATION_FAILED
+    quotas = ask(controller, ApiKey.DESCRIBE_CLIENT_QUOTAS, 0, {"components": [], "strict": False})
+    assert quotas["error_code"] == CLUSTER_AUTHORIZATION_FAILED  # DescribeConfigs on the cluster
+    with KafkaZkClient(connect) as zk:
+        assert zk.exists(f"/brokers/topics/{topic}") and not zk.exists("/brokers/topics/new-one")
+    # the real clients see the same
+    outcome = confluent_produce(bootstrap(local), topic, make_records(0, 2, tag="x"), **{"message.timeout.ms": 5000})
+    assert not outcome.acked and "TOPIC_AUTHORIZATION_FAILED" in str(outcome.errors[0][1])
+    from kafka import KafkaProducer
+    from kafka.errors import TopicAuthorizationFailedError
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap(local), enable_idempotence=False, max_block_ms=5000)
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            producer.send(topic, b"v").get(timeout=10)
+    finally:
+        producer.close(timeout=1)
+
+
+def test_producer_and_consumer_acls_let_it_work_and_a_deny_wins(secured: tuple[LocalCluster, str]) -> None:
+    local, connect = secured
+    topic = "granted"
+    create_topic(connect, topic)
+    zk_args = ("--authorizer-properties", f"zookeeper.connect={connect}")
+    added = acls(*zk_args, "--add", "--producer", "--topic", topic, "--allow-principal", "User:ANONYMOUS")
+    assert added.exit_code == 0, added.stdout
+    # through the Admin API this time: a broker's authorizer writes the znode and the notification
+    added = acls(
+        "--bootstrap-server",
+        bootstrap(local),
+        "--add",
+        "--consumer",
+        "--topic",
+        topic,
+        "--group",
+        "g",
+        "--allow-principal",
+        "User:ANONYMOUS",
+    )
+    assert added.exit_code == 0, added.stdout
+    assert "operation=READ" in added.stdout and "operation=WRITE" in added.stdout  # the listing after adding
+    for endpoint in endpoints(local):  # each broker from its own notification watch
+        wait_for(
+            lambda e=endpoint: fetch_error(e, topic) != TOPIC_AUTHORIZATION_FAILED and metadata_error(e, topic) == 0,
+            what="READ granted",
+        )
+    outcome = confluent_produce(bootstrap(local), topic, make_records(0, 5, tag="ok"))
+    assert len(outcome.acked) == 5 and not outcome.errors
+    consumed = kafka_python_consume(bootstrap(local), topic, [0], expect={0: 5})
+    assert [r.value for r in consumed] == [r.value for r in outcome.acked]
+    # a deny on one operation wins over the allow, on every broker; removing it gives the access back
+    denied = acls(*zk_args, "--add", "--deny-principal", "User:ANONYMOUS", "--operation", "Write", "--topic", topic)
+    assert denied.exit_code == 0, denied.stdout
+    for endpoint in endpoints(local):
+        wait_for(lambda e=endpoint: produce_error(e, topic) == TOPIC_AUTHORIZATION_FAILED, what="deny applied")
+        assert fetch_error(endpoint, topic) != TOPIC_AUTHORIZATION_FAILED  # a follower answers NOT_LEADER
+    removed = acls(
+        *zk_args, "--remove", "--force", "--deny-principal", "User:ANONYMOUS", "--operation", "Write", "--topic", topic
+    )
+    assert removed.exit_code == 0, removed.stdout
+    for endpoint in endpoints(local):
+        wait_for(lambda e=endpoint: produce_error(e, topic) != TOPIC_AUTHORIZATION_FAILED, what="deny removed")
+
+
+def test_prefixed_acl_and_cluster_apis(secured: tuple[LocalCluster, str]) -> None:
+    local, connect = secured
+    create_topic(connect, "team-a.orders")
+    added = acls(
+        "--bootstrap-server",
+        bootstrap(local),
+        "--add",
+        "--allow-principal",
+        "User:ANONYMOUS",
+        "--operation",
+        "Describe",
+        "--topic",
+        "team-a.",
+        "--resource-pattern-type",
+        "prefixed",
+    )
+    assert added.exit_code == 0, added.stdout
+    for endpoint in endpoints(local):
+        wait_for(lambda e=endpoint: listed_by_all_topics(e, "team-a.orders"), what="prefixed Describe")
+        assert produce_error(endpoint, "team-a.orders") == TOPIC_AUTHORIZATION_FAILED  # Describe is not Write
+    broker_config = {"resource_type": 4, "resource_name": "0", "configs": []}
+    altered = ask(
+        endpoints(local)[0], ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {"resources": [broker_config], "validate_only": True}
+    )
+    assert altered["responses"][0]["error_code"] == CLUSTER_AUTHORIZATION_FAILED  # AlterConfigs on the cluster
+    listed = acls(
+        "--bootstrap-server", bootstrap(local), "--list", "--topic", "team-a.orders", "--resource-pattern-type", "match"
+    )
+    assert "ResourcePattern(resourceType=TOPIC, name=team-a., patternType=PREFIXED)" in listed.stdout
