@@ -15,8 +15,12 @@ reads ZooKeeper and replaces the authorizer's snapshot (requests read it without
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable
+
+from kazoo.exceptions import NoNodeError
 
 from kafkaops.admin.acl_authorizer import AclAuthorizer
 from kafkaops.admin.acl_matching import AuthorizerSettings, parse_super_users
@@ -57,11 +61,23 @@ def create_authorizer(config: BrokerConfig, zk: ZkClient, stopped: Callable[[], 
     return authorizer
 
 
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000
+"""`ZkNodeChangeNotificationListener.changeExpirationMs`: older notifications are deleted (every broker has
+long applied them)."""
+
+
 class AclChangeListener:
-    def __init__(self, zk: ZkClient, authorizer: AclAuthorizer, stopped: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        zk: ZkClient,
+        authorizer: AclAuthorizer,
+        stopped: Callable[[], bool],
+        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    ) -> None:
         self.zk = zk
         self.authorizer = authorizer
         self.stopped = stopped
+        self.clock_ms = clock_ms
 
     def start(self) -> None:
         for root in acl_store.CHANGE_ROOTS:
@@ -76,9 +92,18 @@ class AclChangeListener:
             for child in sorted(set(children) - seen):
                 seen.add(child)
                 self._process(root, child)
+            self._purge_obsolete(root, children)
             return True
 
         self.zk.kazoo.ChildrenWatch(root, changed)
+
+    def _purge_obsolete(self, root: str, children: list[str]) -> None:
+        """`purgeObsoleteNotifications`: delete the notifications created more than 15 minutes ago."""
+        now = self.clock_ms()
+        for path, entry in self.zk.get_many(f"{root}/{child}" for child in children).items():
+            if entry is not None and now - entry[1].ctime > CHANGE_EXPIRATION_MS:
+                with contextlib.suppress(NoNodeError):  # another broker purged it first
+                    self.zk.kazoo.delete(path)
 
     def _process(self, root: str, child: str) -> None:
         entry = self.zk.get(f"{root}/{child}")

@@ -459,6 +459,16 @@ class KafkaApis:
             cache.controller_id,
             cache.topic_ids(),
         )
+        context = self._context()
+        if body.get("include_topic_authorized_operations"):  # v8+ (KIP-430)
+            for entry in response["topics"]:
+                entry["topic_authorized_operations"] = self.auth.authorized_operations(
+                    context, Resource.TOPIC, entry["name"]
+                )
+        if body.get("include_cluster_authorized_operations") and self._authorize_cluster(Op.DESCRIBE):
+            response["cluster_authorized_operations"] = self.auth.authorized_operations(
+                context, Resource.CLUSTER, CLUSTER_NAME
+            )
         if request.topics is not None:
             response["topics"].extend(
                 {"error_code": TOPIC_AUTHORIZATION_FAILED, "name": name, "is_internal": False, "partitions": []}
@@ -637,8 +647,10 @@ class KafkaApis:
         names = [t["name"] for t in body["topics"]]
         authorized = set(names) if self._authorize_cluster(Op.CREATE) else self._authorized_topics(Op.CREATE, names)
         denied = [t for t in body["topics"] if t["name"] not in authorized]
+        # v5+: the created topics' configs only for those the principal may DescribeConfigs
+        described = self._authorized_topics(Op.DESCRIBE_CONFIGS, names)
         if not denied:
-            return await self._admin().create_topics(body, header.api_version)
+            return _hide_configs(await self._admin().create_topics(body, header.api_version), described)
         allowed = [t for t in body["topics"] if t["name"] in authorized]
         response: Response = (
             await self._admin().create_topics({**body, "topics": allowed}, header.api_version)
@@ -646,7 +658,7 @@ class KafkaApis:
             else {"throttle_time_ms": 0, "topics": []}
         )
         response["topics"].extend(_denied_created_topic(t["name"]) for t in denied)
-        return response
+        return _hide_configs(response, described)
 
     async def handle_delete_topics_request(self, header: RequestHeader, body: Body) -> Response:
         """Delete on each topic named (TOPIC_AUTHORIZATION_FAILED for the others)."""
@@ -862,6 +874,17 @@ _ERROR_TEXTS = {
 
 def _cluster_authorization_failed() -> errors.ClusterAuthorizationFailedError:
     return errors.ClusterAuthorizationFailedError("Cluster authorization failed.")
+
+
+def _hide_configs(response: Response, described: set[str]) -> Response:
+    """CreateTopics: a topic the principal may not DescribeConfigs gets TOPIC_AUTHORIZATION_FAILED as its
+    `topic_config_error_code`, and no configs, partition count or replication factor."""
+    for entry in response["topics"]:
+        if entry["name"] not in described:
+            entry.update(
+                topic_config_error_code=TOPIC_AUTHORIZATION_FAILED, configs=[], num_partitions=-1, replication_factor=-1
+            )
+    return response
 
 
 def _denied_created_topic(name: str) -> dict[str, Any]:
