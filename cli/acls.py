@@ -293,7 +293,7 @@ def acls_command(
     ] = OutputFormat.text,
     state: StateDirOption = None,
 ) -> None:
-    """Manage ACLs (Kafka's kafka-acls)."""
+    """This tool helps to manage acls on kafka."""
     opts = AclCommandOptions(
         add=add,
         remove=remove,

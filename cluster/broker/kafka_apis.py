@@ -29,14 +29,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.admin.acl_authorizer import AclAuthorizer
-from kafkaops.cluster.broker import acl_apis, responses
+from kafkaops.cluster.broker import acl_apis, request_authorization, responses
 from kafkaops.cluster.broker.authorizer import AuthHelper
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
+from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.offset_apis import OffsetApis
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
@@ -66,17 +68,14 @@ from kafkaops.cluster.broker.responses import (
     ProducePartitionResult,
 )
 from kafkaops.cluster.broker.zk_admin_manager import (
-    RESOURCE_BROKER,
-    RESOURCE_BROKER_LOGGER,
-    RESOURCE_TOPIC,
     ZkAdminManager,
 )
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
-from kafkaops.cluster.protocol.types import ZERO_UUID
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 
@@ -149,9 +148,13 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        group_metadata_manager: GroupMetadataManager | None = None,
+        inter_broker_sasl: SaslClientLogin | None = None,
         authorizer: AclAuthorizer | None = None,
     ) -> None:
         self.broker_id = broker_id
+        self.inter_broker_sasl = inter_broker_sasl
+        """This broker's login to the others, for the requests it forwards to the controller."""
         self.authorizer = authorizer
         self.auth = AuthHelper(authorizer)
         self.cluster_id = cluster_id
@@ -161,6 +164,10 @@ class KafkaApis:
         self.controller = controller
         self.broker_epoch = broker_epoch
         self.producer_ids = ProducerIdManager(broker_id, zk)
+        self.group_metadata_manager = group_metadata_manager or GroupMetadataManager(
+            broker_id, replica_manager.config, replica_manager, metadata_cache, replica_manager.clock
+        )
+        self.offset_apis = OffsetApis(replica_manager.config, zk, metadata_cache, self.group_metadata_manager)
         self.admin_manager = admin_manager
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
@@ -168,8 +175,10 @@ class KafkaApis:
             ApiKey.METADATA: self.handle_topic_metadata_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
             ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
+            ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
+            ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
+            ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders_request,
             ApiKey.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKey.ALTER_REPLICA_LOG_DIRS: self.handle_alter_replica_log_dirs_request,
@@ -180,6 +189,10 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
+            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
+            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials_request,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials_request,
             ApiKey.DESCRIBE_ACLS: self.handle_describe_acls_request,
             ApiKey.CREATE_ACLS: self.handle_create_acls_request,
             ApiKey.DELETE_ACLS: self.handle_delete_acls_request,
@@ -252,6 +265,21 @@ class KafkaApis:
 
     def _authorized_topics(self, operation: AclOperation, topics: Iterable[str]) -> set[str]:
         return self.auth.filter_by_authorized(self._context(), operation, Resource.TOPIC, topics)
+
+    def _allowed(self) -> request_authorization.Allowed:
+        """The authorizer's answer for this request's principal and host (to hand to pure functions)."""
+        context = self._context()
+        return lambda operation, resource_type, name: self.auth.authorize(context, operation, resource_type, name)
+
+    @staticmethod
+    async def _serve(split: request_authorization.Split, handler: Callable[[Body], Awaitable[Response]]) -> Response:
+        """The handler's answer to the authorized part of a request, with the refusals of the rest."""
+        response = await handler(split.body) if split.body is not None else dict(split.empty)
+        return split.merge(response)
+
+    @staticmethod
+    async def _blocking(function: Callable[..., Response], *args: Any) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
     # --- data ----------------------------------------------------------------------------------------------
 
@@ -440,6 +468,18 @@ class KafkaApis:
             return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
+    async def handle_sasl_handshake_request(self, header: RequestHeader, body: Body) -> Response:
+        """Only the SASL authenticator takes a handshake, before the first request: here it is out of place."""
+        return {"error_code": errors.IllegalSaslStateError.code, "mechanisms": []}
+
+    async def handle_sasl_authenticate_request(self, header: RequestHeader, body: Body) -> Response:
+        return {
+            "error_code": errors.IllegalSaslStateError.code,
+            "error_message": "SaslAuthenticate request received after successful authentication",
+            "auth_bytes": b"",
+            "session_lifetime_ms": 0,
+        }
+
     async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
@@ -476,19 +516,25 @@ class KafkaApis:
             )
         return response
 
+    # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
+
     async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        key, key_type = body.get("key", ""), body.get("key_type", 0)
-        if key_type == 0 and not self._authorize(Op.DESCRIBE, Resource.GROUP, key):
-            return responses.find_coordinator_response(
-                errors.GroupAuthorizationFailedError.code, "Group authorization failed."
-            )
-        if key_type == 1 and not self._authorize(Op.DESCRIBE, Resource.TRANSACTIONAL_ID, key):
-            return responses.find_coordinator_response(
-                errors.TransactionalIdAuthorizationFailedError.code, "Transactional Id authorization failed."
-            )
-        return responses.find_coordinator_response(
-            errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
-        )
+        refused = request_authorization.find_coordinator_refusal(body, self._allowed())
+        return refused if refused is not None else await self.offset_apis.find_coordinator(body)
+
+    async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
+        split = request_authorization.split_offset_commit(body, self._allowed())
+        return await self._serve(split, lambda kept: self.offset_apis.offset_commit(kept, header.api_version))
+
+    async def handle_offset_fetch_request(self, header: RequestHeader, body: Body) -> Response:
+        allowed = self._allowed()
+        split = request_authorization.split_offset_fetch(body, allowed, header.api_version)
+        served = await self._serve(split, lambda kept: self.offset_apis.offset_fetch(kept, header.api_version))
+        return request_authorization.filter_offset_fetch(served, body, allowed)
+
+    async def handle_offset_delete_request(self, header: RequestHeader, body: Body) -> Response:
+        split = request_authorization.split_offset_delete(body, self._allowed())
+        return await self._serve(split, self.offset_apis.offset_delete)
 
     # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
 
@@ -517,6 +563,34 @@ class KafkaApis:
             None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
         )
         return client_quotas.alter_response_to_wire(results)
+
+    async def handle_describe_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker from ZooKeeper (Kafka's `ZkAdminManager.describeUserScramCredentials`)."""
+        users = None if body["users"] is None else [user["name"] for user in body["users"]]
+        if not self._authorize_cluster(Op.DESCRIBE):
+            failed = {"error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed."}
+            return {
+                "throttle_time_ms": 0,
+                **failed,
+                "results": [{"user": u, **failed, "credential_infos": []} for u in users or []],
+            }
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.describe_user_scram_credentials, self.zk, users
+        )
+
+    async def handle_alter_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by the controller only, as Kafka 2.8's (others answer NOT_CONTROLLER for every user); the
+        credentials are written to ZooKeeper with a change notification each, which every broker applies."""
+        if not self.controller.is_active or not self._authorize_cluster(Op.ALTER):
+            users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
+            code = errors.NotControllerError.code if not self.controller.is_active else CLUSTER_AUTHORIZATION_FAILED
+            return {
+                "throttle_time_ms": 0,
+                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+            }
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
+        )
 
     # --- ACLs (acl_apis.py: Kafka's handleDescribeAcls / handleCreateAcls / handleDeleteAcls) -------------
 
@@ -549,7 +623,21 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
+            self._on_leadership_change(request, result)
         return responses.partition_errors_response(result)
+
+    def _on_leadership_change(self, request: LeaderAndIsrRequest, result: PartitionErrors) -> None:
+        """Kafka's `RequestHandlerHelper.onLeadershipChange`: the offsets partitions this broker now leads
+        are loaded, those it now follows unloaded, fenced by their leader epoch."""
+        changed = {tp for tp, code in result.partition_errors if code == errors.NONE}
+        for state in request.partition_states:
+            tp = state.partition
+            if tp.topic != GROUP_METADATA_TOPIC_NAME or tp not in changed:
+                continue
+            if state.leader == self.broker_id:
+                self.group_metadata_manager.on_election(tp.partition, state.leader_epoch)
+            else:
+                self.group_metadata_manager.on_resignation(tp.partition, state.leader_epoch)
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         request = StopReplicaRequest.from_wire(body)
@@ -559,6 +647,10 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.stop_replicas(header.correlation_id, request)
+            # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
+            for tp, code in result.partition_errors:
+                if tp.topic == GROUP_METADATA_TOPIC_NAME and code == errors.NONE:
+                    self.group_metadata_manager.on_resignation(tp.partition, None)
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
@@ -634,6 +726,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
+            sasl=self.inter_broker_sasl,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------
@@ -643,124 +736,31 @@ class KafkaApis:
         return self.admin_manager
 
     async def handle_create_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        """Create on the cluster, else on each topic (TOPIC_AUTHORIZATION_FAILED for the others)."""
-        names = [t["name"] for t in body["topics"]]
-        authorized = set(names) if self._authorize_cluster(Op.CREATE) else self._authorized_topics(Op.CREATE, names)
-        denied = [t for t in body["topics"] if t["name"] not in authorized]
-        # v5+: the created topics' configs only for those the principal may DescribeConfigs
-        described = self._authorized_topics(Op.DESCRIBE_CONFIGS, names)
-        if not denied:
-            return _hide_configs(await self._admin().create_topics(body, header.api_version), described)
-        allowed = [t for t in body["topics"] if t["name"] in authorized]
-        response: Response = (
-            await self._admin().create_topics({**body, "topics": allowed}, header.api_version)
-            if allowed
-            else {"throttle_time_ms": 0, "topics": []}
-        )
-        response["topics"].extend(_denied_created_topic(t["name"]) for t in denied)
-        return _hide_configs(response, described)
+        allowed = self._allowed()
+        split = request_authorization.split_create_topics(body, allowed)
+        served = await self._serve(split, lambda kept: self._admin().create_topics(kept, header.api_version))
+        return request_authorization.hide_configs(served, body, allowed)
 
     async def handle_delete_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        """Delete on each topic named (TOPIC_AUTHORIZATION_FAILED for the others)."""
-        named = [n for n in body.get("topic_names") or []] + [
-            t.get("name") for t in body.get("topics") or [] if t.get("name")
-        ]
-        authorized = self._authorized_topics(Op.DELETE, named)
-        denied = [n for n in dict.fromkeys(named) if n not in authorized]
-        if not denied:
-            return await self._admin().delete_topics(body, header.api_version)
-        allowed_body = {
-            **body,
-            "topic_names": [n for n in body.get("topic_names") or [] if n in authorized],
-            "topics": [t for t in body.get("topics") or [] if not t.get("name") or t["name"] in authorized],
-        }
-        has_any = allowed_body["topic_names"] or allowed_body["topics"]
-        response: Response = (
-            await self._admin().delete_topics(allowed_body, header.api_version)
-            if has_any
-            else {"throttle_time_ms": 0, "responses": []}
-        )
-        response["responses"].extend(
-            {"name": name, "topic_id": ZERO_UUID, "error_code": TOPIC_AUTHORIZATION_FAILED, "error_message": None}
-            for name in denied
-        )
-        return response
+        split = request_authorization.split_delete_topics(body, self._allowed())
+        return await self._serve(split, lambda kept: self._admin().delete_topics(kept, header.api_version))
 
     async def handle_create_partitions_request(self, header: RequestHeader, body: Body) -> Response:
-        """Alter on each topic (TOPIC_AUTHORIZATION_FAILED for the others)."""
-        authorized = self._authorized_topics(Op.ALTER, (t["name"] for t in body["topics"]))
-        denied = [t["name"] for t in body["topics"] if t["name"] not in authorized]
-        if not denied:
-            return await self._admin().create_partitions(body, header.api_version)
-        allowed = [t for t in body["topics"] if t["name"] in authorized]
-        response: Response = (
-            await self._admin().create_partitions({**body, "topics": allowed}, header.api_version)
-            if allowed
-            else {"throttle_time_ms": 0, "results": []}
-        )
-        response["results"].extend(
-            {
-                "name": name,
-                "error_code": TOPIC_AUTHORIZATION_FAILED,
-                "error_message": "The topic authorization is failed.",
-            }
-            for name in dict.fromkeys(denied)
-        )
-        return response
-
-    def _config_resource_authorized(self, operation: AclOperation, resource: Body) -> bool:
-        """Kafka's configs authorization: a broker (or broker logger) needs the operation on the cluster, a
-        topic on the topic; other types are left to the handler to refuse."""
-        if resource["resource_type"] == RESOURCE_TOPIC:
-            return self._authorize(operation, Resource.TOPIC, resource["resource_name"])
-        if resource["resource_type"] in (RESOURCE_BROKER, RESOURCE_BROKER_LOGGER):
-            return self._authorize_cluster(operation)
-        return True
-
-    def _split_config_resources(
-        self, operation: AclOperation, resources: Iterable[Body]
-    ) -> tuple[list[Body], list[dict[str, Any]]]:
-        """(the resources authorized, error entries for the others: Kafka's `configsAuthorizationApiError`)."""
-        allowed, denied = [], []
-        for resource in resources:
-            if self._config_resource_authorized(operation, resource):
-                allowed.append(resource)
-                continue
-            topic = resource["resource_type"] == RESOURCE_TOPIC
-            code = TOPIC_AUTHORIZATION_FAILED if topic else CLUSTER_AUTHORIZATION_FAILED
-            denied.append(
-                {
-                    "error_code": code,
-                    "error_message": "Topic authorization failed." if topic else "Cluster authorization failed.",
-                    "resource_type": resource["resource_type"],
-                    "resource_name": resource["resource_name"],
-                }
-            )
-        return allowed, denied
+        split = request_authorization.split_create_partitions(body, self._allowed())
+        return await self._serve(split, lambda kept: self._admin().create_partitions(kept, header.api_version))
 
     async def handle_describe_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        allowed, denied = self._split_config_resources(Op.DESCRIBE_CONFIGS, body["resources"])
-        response = await asyncio.get_running_loop().run_in_executor(
-            None, self._admin().describe_configs, {**body, "resources": allowed}, header.api_version
-        )
-        response["results"].extend({**d, "configs": []} for d in denied)
-        return response
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.DESCRIBE_CONFIGS, "results")
+        describe = self._admin().describe_configs
+        return await self._serve(split, lambda kept: self._blocking(describe, kept, header.api_version))
 
     async def handle_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        allowed, denied = self._split_config_resources(Op.ALTER_CONFIGS, body["resources"])
-        response = await asyncio.get_running_loop().run_in_executor(
-            None, self._admin().alter_configs, {**body, "resources": allowed}
-        )
-        response["responses"].extend(denied)
-        return response
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.ALTER_CONFIGS, "responses")
+        return await self._serve(split, lambda kept: self._blocking(self._admin().alter_configs, kept))
 
     async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        allowed, denied = self._split_config_resources(Op.ALTER_CONFIGS, body["resources"])
-        response = await asyncio.get_running_loop().run_in_executor(
-            None, self._admin().incremental_alter_configs, {**body, "resources": allowed}
-        )
-        response["responses"].extend(denied)
-        return response
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.ALTER_CONFIGS, "responses")
+        return await self._serve(split, lambda kept: self._blocking(self._admin().incremental_alter_configs, kept))
 
     async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
         """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
@@ -874,28 +874,3 @@ _ERROR_TEXTS = {
 
 def _cluster_authorization_failed() -> errors.ClusterAuthorizationFailedError:
     return errors.ClusterAuthorizationFailedError("Cluster authorization failed.")
-
-
-def _hide_configs(response: Response, described: set[str]) -> Response:
-    """CreateTopics: a topic the principal may not DescribeConfigs gets TOPIC_AUTHORIZATION_FAILED as its
-    `topic_config_error_code`, and no configs, partition count or replication factor."""
-    for entry in response["topics"]:
-        if entry["name"] not in described:
-            entry.update(
-                topic_config_error_code=TOPIC_AUTHORIZATION_FAILED, configs=[], num_partitions=-1, replication_factor=-1
-            )
-    return response
-
-
-def _denied_created_topic(name: str) -> dict[str, Any]:
-    """A CreateTopics result for a topic the principal may not create (Kafka sets the code alone)."""
-    return {
-        "name": name,
-        "error_code": TOPIC_AUTHORIZATION_FAILED,
-        "error_message": None,
-        "topic_id": ZERO_UUID,
-        "topic_config_error_code": TOPIC_AUTHORIZATION_FAILED,
-        "num_partitions": -1,
-        "replication_factor": -1,
-        "configs": [],
-    }
