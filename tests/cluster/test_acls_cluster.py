@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -250,3 +251,71 @@ def test_prefixed_acl_and_cluster_apis(secured: tuple[LocalCluster, str]) -> Non
         "--bootstrap-server", bootstrap(local), "--list", "--topic", "team-a.orders", "--resource-pattern-type", "match"
     )
     assert "ResourcePattern(resourceType=TOPIC, name=team-a., patternType=PREFIXED)" in listed.stdout
+
+
+# --- SASL: a super user and a restricted one --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sasl_secured(
+    zookeeper_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LocalCluster, str]]:
+    """Two SASL_PLAINTEXT brokers whose inter-broker user `admin` is the super user (Kafka's usual set-up);
+    `alice` has no ACLs."""
+    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, ALICE, ALICE_PASSWORD, create_user, sasl_overrides
+
+    connect = f"{zookeeper_server.connect_string}/kafkaops-acls-sasl-{uuid.uuid4().hex[:12]}"
+    with KafkaZkClient(connect) as zk:
+        zk.ensure_paths(["/config/users"])
+        create_user(zk, ADMIN, "SCRAM-SHA-512", ADMIN_PASSWORD)
+        create_user(zk, ALICE, "SCRAM-SHA-256", ALICE_PASSWORD)
+    local = LocalCluster(tmp_path_factory.mktemp("acls-sasl-cluster"))
+    try:
+        overrides = {
+            **sasl_overrides(),
+            "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+            "super.users": f"User:{ADMIN}",
+        }
+        local.up(brokers=2, zookeeper_connect=connect, broker_overrides=overrides)
+        yield local, connect
+    finally:
+        for broker_id in local.broker_ids():
+            local.stop_broker(broker_id, hard=True)
+
+
+def test_sasl_super_user_and_restricted_user(sasl_secured: tuple[LocalCluster, str], tmp_path: Path) -> None:
+    from tests.cluster.test_sasl import (
+        ADMIN,
+        ADMIN_PASSWORD,
+        ALICE,
+        ALICE_PASSWORD,
+        confluent_sasl,
+        write_client_properties,
+    )
+
+    local, connect = sasl_secured
+    servers = ",".join((b.endpoint or "").split("://", 1)[1] for b in local.status().brokers)
+    topic = "sasl-acls"
+    create_topic(connect, topic)
+    as_admin = confluent_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)
+    as_alice = {**confluent_sasl("SCRAM-SHA-256", ALICE, ALICE_PASSWORD), "message.timeout.ms": 5000}
+    assert confluent_produce(servers, topic, make_records(0, 2, tag="admin"), **as_admin).errors == []
+    refused = confluent_produce(servers, topic, make_records(0, 1, tag="alice"), **as_alice)
+    assert not refused.acked and "TOPIC_AUTHORIZATION_FAILED" in str(refused.errors[0][1])
+    # the restricted user may not manage ACLs; the super user may, through the Admin API
+    alice_config = write_client_properties(tmp_path / "alice.properties", "SCRAM-SHA-256", ALICE, ALICE_PASSWORD)
+    admin_config = write_client_properties(tmp_path / "admin.properties", "SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)
+    grant = ["--add", "--producer", "--topic", topic, "--allow-principal", f"User:{ALICE}"]
+    denied = acls("--bootstrap-server", servers, "--command-config", str(alice_config), *grant)
+    assert denied.exit_code == 1
+    assert (
+        "Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException"
+        in denied.stdout
+    )
+    granted = acls("--bootstrap-server", servers, "--command-config", str(admin_config), *grant)
+    assert granted.exit_code == 0, granted.stdout
+    assert "(principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW)" in granted.stdout
+    wait_for(
+        lambda: not confluent_produce(servers, topic, make_records(0, 1, tag="alice"), **as_alice).errors,
+        what="alice may write",
+    )
