@@ -193,6 +193,15 @@ def acls_command(
             "should apply to all transactionalIds.",
         ),
     ] = None,
+    delegation_token: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--delegation-token",
+            metavar="<delegation-token>",
+            help="Delegation token to which ACLs should be added or removed. A value of * indicates ACL should apply "
+            "to all tokens.",
+        ),
+    ] = None,
     idempotent: Annotated[
         bool,
         typer.Option(
@@ -305,6 +314,7 @@ def acls_command(
         topics=topic or [],
         groups=group or [],
         transactional_ids=transactional_id or [],
+        delegation_tokens=delegation_token or [],
         cluster=cluster,
         idempotent=idempotent,
         resource_pattern_type=resource_pattern_type,
