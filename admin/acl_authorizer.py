@@ -93,20 +93,21 @@ class AclAuthorizer:
                         log.warning("Ignoring unknown ResourceType: %s", type_name)
                         continue
                     for name in acl_store.get_resource_names(self.zk, pattern_type, resource_type):
-                        self._refresh(ResourcePattern(resource_type, name, pattern_type))
+                        self._refresh(ResourcePattern(resource_type, name, pattern_type), notified=False)
 
     def process_acl_change_notification(self, pattern: ResourcePattern) -> None:
         """Re-read one resource's ACLs (another broker or a tool changed them)."""
         with self._lock:
             self._refresh(pattern)
 
-    def _refresh(self, pattern: ResourcePattern) -> None:
+    def _refresh(self, pattern: ResourcePattern, notified: bool = True) -> None:
         try:
             versioned = acl_store.get_versioned_acls(self.zk, pattern)
         except KafkaOpsError as error:
             log.error("Ignoring the ACLs of %s: %s", pattern, error)
             return
-        log.info("Processing Acl change notification for %s, zkVersion : %s", pattern, versioned.zk_version)
+        if notified:
+            log.info("Processing Acl change notification for %s, zkVersion : %s", pattern, versioned.zk_version)
         self._update_cache(pattern, versioned)
 
     def _update_cache(self, pattern: ResourcePattern, versioned: VersionedAcls) -> None:

@@ -124,13 +124,20 @@ class AuthHelper:
         self.authorizer = authorizer
 
     def authorize(
-        self, context: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str
+        self,
+        context: RequestContext,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        name: str,
+        log_if_denied: bool = True,
     ) -> bool:
+        """Whether the request's principal, from its host, may; a refusal of what was asked for is logged
+        (Kafka's authorizer log, INFO)."""
         if self.authorizer is None:
             return True
         resource = ResourcePattern(resource_type, name, PatternType.LITERAL)
         allowed = self.authorizer.authorize(context.principal, context.client_host, operation, resource)
-        if not allowed:
+        if not allowed and log_if_denied:
             log.info(
                 "Principal = %s is Denied Operation = %s from host = %s on resource = %s:LITERAL:%s",
                 context.principal,
@@ -145,10 +152,15 @@ class AuthHelper:
         return self.authorize(context, operation, ResourceType.CLUSTER, CLUSTER_NAME)
 
     def filter_by_authorized(
-        self, context: RequestContext, operation: AclOperation, resource_type: ResourceType, names: Iterable[str]
+        self,
+        context: RequestContext,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        names: Iterable[str],
+        log_if_denied: bool = True,
     ) -> set[str]:
         """The names (each asked once) the principal may do `operation` on."""
-        return {name for name in set(names) if self.authorize(context, operation, resource_type, name)}
+        return {name for name in set(names) if self.authorize(context, operation, resource_type, name, log_if_denied)}
 
     def authorize_by_resource_type(
         self, context: RequestContext, operation: AclOperation, resource_type: ResourceType

@@ -490,7 +490,10 @@ class KafkaApis:
         names = cache.topics() if request.topics is None else request.topics
         # topics the principal may not Describe: left out of "all topics", refused when named (whether they
         # exist or not is not disclosed)
-        authorized = self._authorized_topics(Op.DESCRIBE, names)
+        # "all topics" leaves out what may not be described without logging each as refused (Kafka's logIfDenied)
+        authorized = self.auth.filter_by_authorized(
+            self._context(), Op.DESCRIBE, Resource.TOPIC, names, log_if_denied=request.topics is not None
+        )
         denied = [name for name in dict.fromkeys(names) if name not in authorized]
         response = responses.metadata_response(
             brokers,
