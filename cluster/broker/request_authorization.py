@@ -237,3 +237,65 @@ def filter_offset_fetch(response: Response, body: Body, allowed: Allowed) -> Res
     if body["topics"] is None:
         response["topics"] = [t for t in response["topics"] if allowed(Op.DESCRIBE, Resource.TOPIC, t["name"])]
     return response
+
+
+# --- group membership (the group coordinator's APIs) -----------------------------------------------------
+
+_GROUP_REFUSALS: dict[str, dict[str, Any]] = {
+    "join": {
+        "generation_id": -1,
+        "protocol_type": None,
+        "protocol_name": None,
+        "leader": "",
+        "member_id": "",
+        "members": [],
+    },
+    "sync": {"protocol_type": None, "protocol_name": None, "assignment": b""},
+    "heartbeat": {},
+    "leave": {"members": []},
+}
+
+
+def group_membership_refusal(api: str, body: Body, allowed: Allowed) -> Response | None:
+    """JoinGroup, SyncGroup, Heartbeat and LeaveGroup (`api`: join, sync, heartbeat, leave) need Read on the
+    group: the whole request GROUP_AUTHORIZATION_FAILED otherwise (JoinGroup with an unknown member id and
+    generation, as Kafka's `JoinGroupResult(UNKNOWN_MEMBER_ID, GROUP_AUTHORIZATION_FAILED)`). None: allowed."""
+    if allowed(Op.READ, Resource.GROUP, body["group_id"]):
+        return None
+    return {"throttle_time_ms": 0, "error_code": GROUP_AUTHORIZATION_FAILED, **_GROUP_REFUSALS[api]}
+
+
+def split_describe_groups(body: Body, allowed: Allowed) -> Split:
+    """Describe on each group (`DescribeGroupsResponse.forError` for the others)."""
+    groups = list(body["groups"])
+    kept = [g for g in groups if allowed(Op.DESCRIBE, Resource.GROUP, g)]
+    denied = [
+        {
+            "error_code": GROUP_AUTHORIZATION_FAILED,
+            "group_id": g,
+            "group_state": "",
+            "protocol_type": "",
+            "protocol_data": "",
+            "members": [],
+            "authorized_operations": -(1 << 31),
+        }
+        for g in groups
+        if g not in kept
+    ]
+    return Split({**body, "groups": kept} if kept else None, "groups", denied, {"throttle_time_ms": 0, "groups": []})
+
+
+def split_delete_groups(body: Body, allowed: Allowed) -> Split:
+    """Delete on each group."""
+    names = list(body["groups_names"])
+    kept = [g for g in names if allowed(Op.DELETE, Resource.GROUP, g)]
+    denied = [{"group_id": g, "error_code": GROUP_AUTHORIZATION_FAILED} for g in names if g not in kept]
+    empty = {"throttle_time_ms": 0, "results": []}
+    return Split({**body, "groups_names": kept} if kept else None, "results", denied, empty)
+
+
+def filter_list_groups(response: Response, allowed: Allowed) -> Response:
+    """ListGroups: every group with Describe on the cluster, else those the principal may Describe."""
+    if not allowed(Op.DESCRIBE, Resource.CLUSTER, "kafka-cluster"):
+        response["groups"] = [g for g in response["groups"] if allowed(Op.DESCRIBE, Resource.GROUP, g["group_id"])]
+    return response

@@ -149,3 +149,26 @@ def test_offset_fetch() -> None:
     assert ra.split_offset_fetch(every, allowed, 5).body == every
     filtered = ra.filter_offset_fetch({"topics": [{"name": "a"}, {"name": "b"}]}, every, allowed)
     assert filtered["topics"] == [{"name": "a"}]
+
+
+def test_group_membership_needs_read_on_the_group() -> None:
+    body = {"group_id": "g", "member_id": "m"}
+    assert ra.group_membership_refusal("join", body, only((Op.READ, Resource.GROUP, "g"))) is None
+    refused = ra.group_membership_refusal("join", body, only((Op.DESCRIBE, Resource.GROUP, "g")))
+    assert refused is not None
+    assert (refused["error_code"], refused["member_id"], refused["generation_id"]) == (30, "", -1)
+    assert ra.group_membership_refusal("heartbeat", body, only()) == {"throttle_time_ms": 0, "error_code": 30}
+
+
+def test_describe_delete_and_list_groups() -> None:
+    allowed = only((Op.DESCRIBE, Resource.GROUP, "a"), (Op.DELETE, Resource.GROUP, "b"))
+    described = ra.split_describe_groups({"groups": ["a", "b"]}, allowed)
+    assert described.body == {"groups": ["a"]} and [(g["group_id"], g["error_code"]) for g in described.denied] == [
+        ("b", 30)
+    ]
+    deleted = ra.split_delete_groups({"groups_names": ["a", "b"]}, allowed)
+    assert deleted.body == {"groups_names": ["b"]} and deleted.denied == [{"group_id": "a", "error_code": 30}]
+    listed = ra.filter_list_groups({"groups": [{"group_id": "a"}, {"group_id": "b"}]}, allowed)
+    assert listed["groups"] == [{"group_id": "a"}]
+    everything = only((Op.DESCRIBE, Resource.CLUSTER, "kafka-cluster"))
+    assert len(ra.filter_list_groups({"groups": [{"group_id": "a"}, {"group_id": "b"}]}, everything)["groups"]) == 2
