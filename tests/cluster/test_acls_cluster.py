@@ -159,6 +159,18 @@ def test_a_principal_without_acls_is_refused(secured: tuple[LocalCluster, str]) 
     assert created["topics"][0]["error_code"] == TOPIC_AUTHORIZATION_FAILED
     deleted = ask(controller, ApiKey.DELETE_TOPICS, 4, {"topic_names": [topic], "timeout_ms": 5000})
     assert deleted["responses"][0]["error_code"] == TOPIC_AUTHORIZATION_FAILED
+    coordinator = ask(controller, ApiKey.FIND_COORDINATOR, 2, {"key": "some-group", "key_type": 0})
+    assert coordinator["error_code"] == 30  # GROUP_AUTHORIZATION_FAILED: no Describe on the group
+    commit = {
+        "group_id": "some-group",
+        "generation_id": -1,
+        "member_id": "",
+        "topics": [
+            {"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}
+        ],
+    }
+    committed = ask(controller, ApiKey.OFFSET_COMMIT, 2, commit)
+    assert committed["topics"][0]["partitions"][0]["error_code"] == 30
     quotas = ask(controller, ApiKey.DESCRIBE_CLIENT_QUOTAS, 0, {"components": [], "strict": False})
     assert quotas["error_code"] == CLUSTER_AUTHORIZATION_FAILED  # DescribeConfigs on the cluster
     with KafkaZkClient(connect) as zk:
