@@ -141,8 +141,13 @@ class AclAuthorizer:
         for index, binding in enumerate(bindings):
             if binding.is_unknown:
                 results[index] = FAILED_TO_CREATE
-            else:
-                by_pattern.setdefault(binding.pattern, []).append(index)
+                continue
+            try:  # Kafka's `new AclEntry(ace)` parses it: a principal that is not `Type:name` is refused
+                KafkaPrincipal.from_string(binding.entry.principal)
+            except ValueError as error:
+                results[index] = AclApiError(errors.UnknownServerError.code, str(error))
+                continue
+            by_pattern.setdefault(binding.pattern, []).append(index)
         with self._lock:
             for pattern, indexes in by_pattern.items():
                 new = tuple(bindings[i].entry for i in indexes)

@@ -83,3 +83,13 @@ def test_delete_by_filter_reports_what_each_filter_deleted(zk: KafkaZkClient) ->
     assert authorizer.acls(ANY_BINDING_FILTER) == [AclBinding(TOPIC, entry("User:b"))]
     assert not zk.exists("/kafka-acl-extended/prefixed/Topic/t")
     assert acl_store.get_versioned_acls(zk, TOPIC).acls == (entry("User:b"),)
+
+
+def test_a_principal_that_is_not_type_colon_name_is_refused(zk: KafkaZkClient) -> None:
+    authorizer = AclAuthorizer(zk)
+    authorizer.configure()
+    [error] = authorizer.create_acls([AclBinding(TOPIC, entry("alice"))])
+    assert (
+        error is not None and error.message == "expected a string in format principalType:principalName but got alice"
+    )
+    assert not zk.exists("/kafka-acl/Topic/t")
