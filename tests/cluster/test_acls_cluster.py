@@ -331,3 +331,41 @@ def test_sasl_super_user_and_restricted_user(sasl_secured: tuple[LocalCluster, s
         lambda: not confluent_produce(servers, topic, make_records(0, 1, tag="alice"), **as_alice).errors,
         what="alice may write",
     )
+
+
+def test_confluent_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, str]) -> None:
+    """librdkafka's CreateAcls, DescribeAcls and DeleteAcls against the brokers' authorizer, as the super user."""
+    from confluent_kafka import admin as cadmin
+
+    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, confluent_sasl
+
+    local, _ = sasl_secured
+    servers = ",".join((b.endpoint or "").split("://", 1)[1] for b in local.status().brokers)
+    admin = cadmin.AdminClient({"bootstrap.servers": servers, **confluent_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD)})
+    binding = cadmin.AclBinding(
+        cadmin.ResourceType.GROUP,
+        "reports-",
+        cadmin.ResourcePatternType.PREFIXED,
+        "User:bob",
+        "*",
+        cadmin.AclOperation.READ,
+        cadmin.AclPermissionType.ALLOW,
+    )
+    for future in admin.create_acls([binding], request_timeout=15).values():
+        assert future.result(timeout=20) is None
+    any_group = cadmin.AclBindingFilter(
+        cadmin.ResourceType.GROUP,
+        None,
+        cadmin.ResourcePatternType.ANY,
+        None,
+        None,
+        cadmin.AclOperation.ANY,
+        cadmin.AclPermissionType.ANY,
+    )
+    described = admin.describe_acls(any_group, request_timeout=15).result(timeout=20)
+    assert [(b.name, b.principal, b.operation) for b in described] == [
+        ("reports-", "User:bob", cadmin.AclOperation.READ)
+    ]
+    [deleted] = admin.delete_acls([any_group], request_timeout=15).values()
+    assert [b.name for b in deleted.result(timeout=20)] == ["reports-"]
+    assert admin.describe_acls(any_group, request_timeout=15).result(timeout=20) == []
