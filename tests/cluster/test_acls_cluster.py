@@ -369,3 +369,52 @@ def test_confluent_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, s
     [deleted] = admin.delete_acls([any_group], request_timeout=15).values()
     assert [b.name for b in deleted.result(timeout=20)] == ["reports-"]
     assert admin.describe_acls(any_group, request_timeout=15).result(timeout=20) == []
+
+
+def test_kafka_python_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, str]) -> None:
+    """kafka-python's create_acls, describe_acls and delete_acls (its own versions of the ACL APIs)."""
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+    )
+    from kafka.admin import (
+        ResourcePattern as KResourcePattern,
+    )
+    from kafka.admin import (
+        ResourcePatternFilter as KResourcePatternFilter,
+    )
+    from kafka.admin import (
+        ResourceType as KResourceType,
+    )
+
+    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, kafka_python_sasl
+
+    local, _ = sasl_secured
+    servers = ",".join((b.endpoint or "").split("://", 1)[1] for b in local.status().brokers)
+    admin = KafkaAdminClient(bootstrap_servers=servers, **kafka_python_sasl("SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD))
+    try:
+        pattern = KResourcePattern(KResourceType.TOPIC, "kp-topic", ACLResourcePatternType.LITERAL)
+        acl = ACL("User:carol", "*", ACLOperation.WRITE, ACLPermissionType.DENY, pattern)
+        created = admin.create_acls([acl])
+        assert created["failed"] == [] and len(created["succeeded"]) == 1
+        acl_filter = ACLFilter(
+            None,
+            None,
+            ACLOperation.ANY,
+            ACLPermissionType.ANY,
+            KResourcePatternFilter(KResourceType.TOPIC, "kp-topic", ACLResourcePatternType.ANY),
+        )
+        described, error = admin.describe_acls(acl_filter)
+        assert error.errno == 0
+        assert [(a.principal, a.operation, a.permission_type) for a in described] == [
+            ("User:carol", ACLOperation.WRITE, ACLPermissionType.DENY)
+        ]
+        [(_, deleted, _)] = admin.delete_acls([acl_filter])
+        assert [a.principal for a in deleted] == ["User:carol"]
+        assert admin.describe_acls(acl_filter)[0] == []
+    finally:
+        admin.close()
