@@ -36,6 +36,7 @@ from kafkaops.cluster.zk.values import EndPoint
 
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
 _BOOL, _STRING, _LIST = ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.LIST
+_DOUBLE = ConfigType.DOUBLE
 _null = ConfigKey.null_default
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
@@ -86,6 +87,17 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.retention.bytes", _LONG, "-1"),
         ConfigKey("log.retention.check.interval.ms", _LONG, "300000", at_least(1)),
         ConfigKey("log.cleanup.policy", _LIST, "delete", each_one_of("compact", "delete")),
+        ConfigKey("log.cleaner.threads", _INT, "1", at_least(0)),
+        ConfigKey("log.cleaner.io.max.bytes.per.second", _DOUBLE, "1.7976931348623157E308"),
+        ConfigKey("log.cleaner.dedupe.buffer.size", _LONG, "134217728"),
+        ConfigKey("log.cleaner.io.buffer.size", _INT, "524288", at_least(0)),
+        ConfigKey("log.cleaner.io.buffer.load.factor", _DOUBLE, "0.9"),
+        ConfigKey("log.cleaner.backoff.ms", _LONG, "15000", at_least(0)),
+        ConfigKey("log.cleaner.min.cleanable.ratio", _DOUBLE, "0.5"),
+        ConfigKey("log.cleaner.enable", _BOOL, "true"),
+        ConfigKey("log.cleaner.delete.retention.ms", _LONG, "86400000"),
+        ConfigKey("log.cleaner.min.compaction.lag.ms", _LONG, "0"),
+        ConfigKey("log.cleaner.max.compaction.lag.ms", _LONG, str(LONG_MAX)),
         ConfigKey("log.index.size.max.bytes", _INT, "10485760", at_least(4)),
         ConfigKey("log.index.interval.bytes", _INT, "4096", at_least(0)),
         ConfigKey("log.flush.interval.messages", _LONG, str(LONG_MAX), at_least(1)),
@@ -205,6 +217,17 @@ class BrokerConfig:
     log_retention_bytes: int
     log_retention_check_interval_ms: int
     log_cleanup_policy: tuple[str, ...]
+    log_cleaner_threads: int
+    log_cleaner_io_max_bytes_per_second: float
+    log_cleaner_dedupe_buffer_size: int
+    log_cleaner_io_buffer_size: int
+    log_cleaner_io_buffer_load_factor: float
+    log_cleaner_backoff_ms: int
+    log_cleaner_min_cleanable_ratio: float
+    log_cleaner_enable: bool
+    log_cleaner_delete_retention_ms: int
+    log_cleaner_min_compaction_lag_ms: int
+    log_cleaner_max_compaction_lag_ms: int
     log_index_size_max_bytes: int
     log_index_interval_bytes: int
     log_flush_interval_messages: int

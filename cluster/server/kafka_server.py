@@ -45,7 +45,7 @@ from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.log import LogConfig, LogManager
+from kafkaops.cluster.log import CleanerConfig, LogConfig, LogManager
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import StateChangeLogFile
 from kafkaops.cluster.zk import znodes
@@ -104,6 +104,7 @@ class KafkaServer:
             default_config=default_log_config(self.config),
             clock=self.clock,
             on_dir_offline=self._log_dir_offline,
+            cleaner_config=cleaner_config(self.config),
         )
         self.log_manager.startup()
         self.replica_manager = ReplicaManager(
@@ -343,4 +344,22 @@ def default_log_config(config: BrokerConfig) -> LogConfig:
         index_interval_bytes=config.log_index_interval_bytes,
         max_message_bytes=config.message_max_bytes,
         cleanup_policy=config.log_cleanup_policy,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        max_compaction_lag_ms=config.log_cleaner_max_compaction_lag_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+    )
+
+
+def cleaner_config(config: BrokerConfig) -> CleanerConfig:
+    """The broker's `log.cleaner.*` settings (Kafka's `LogCleaner.cleanerConfig`)."""
+    return CleanerConfig(
+        num_threads=config.log_cleaner_threads,
+        dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+        dedupe_buffer_load_factor=config.log_cleaner_io_buffer_load_factor,
+        io_buffer_size=config.log_cleaner_io_buffer_size,
+        max_message_size=config.message_max_bytes,
+        max_io_bytes_per_second=config.log_cleaner_io_max_bytes_per_second,
+        backoff_ms=config.log_cleaner_backoff_ms,
+        enable_cleaner=config.log_cleaner_enable,
     )
