@@ -10,6 +10,7 @@ from the notifications without a restart. Tests use topics of their own."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,7 @@ def secured(
                 "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
                 "allow.everyone.if.no.acl.found": False,
                 "super.users": "User:admin",
+                "group.initial.rebalance.delay.ms": 0,
             },
         )
         yield local, connect
@@ -418,3 +420,57 @@ def test_kafka_python_admin_client_manages_acls(sasl_secured: tuple[LocalCluster
         assert admin.describe_acls(acl_filter)[0] == []
     finally:
         admin.close()
+
+
+def group_consume(servers: str, topic: str, group: str, wanted: int) -> tuple[list[bytes], list[str]]:
+    """A confluent-kafka consumer in `group` (subscribe, commit): the values read and the errors seen."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {"bootstrap.servers": servers, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )
+    values: list[bytes] = []
+    seen: list[str] = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 20
+        while len(values) < wanted and time.monotonic() < deadline and not seen:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error() is not None:
+                seen.append(message.error().name())
+                continue
+            values.append(message.value())
+        if values:
+            consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    return values, seen
+
+
+def test_group_acls_with_a_consumer_group(secured: tuple[LocalCluster, str]) -> None:
+    local, connect = secured
+    topic = "grouped"
+    create_topic(connect, topic)
+    zk_args = ("--authorizer-properties", f"zookeeper.connect={connect}")
+    granted = acls(
+        *zk_args,
+        "--add",
+        "--producer",
+        "--consumer",
+        "--topic",
+        topic,
+        "--group",
+        "readers",
+        "--allow-principal",
+        "User:ANONYMOUS",
+    )
+    assert granted.exit_code == 0, granted.stdout
+    for endpoint in endpoints(local):
+        wait_for(lambda e=endpoint: produce_error(e, topic) != TOPIC_AUTHORIZATION_FAILED, what="WRITE granted")
+    assert confluent_produce(bootstrap(local), topic, make_records(0, 3, tag="g")).errors == []
+    values, errors_seen = group_consume(bootstrap(local), topic, "readers", 3)
+    assert len(values) == 3 and errors_seen == []
+    values, errors_seen = group_consume(bootstrap(local), topic, "strangers", 3)
+    assert values == [] and errors_seen == ["GROUP_AUTHORIZATION_FAILED"]
