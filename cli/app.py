@@ -104,6 +104,7 @@ LazyTyperGroup.lazy_commands = {
         "broker_api_versions_command",
         "This tool helps to retrieve broker version information.",
     ),
+    "acls": _command("acls", "acls_command", "This tool helps to manage acls on kafka."),
     "cluster": LazyCommand("kafkaops.cli.cluster", "app", "Run a local cluster.", is_group=True),
 }
 

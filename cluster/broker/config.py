@@ -49,6 +49,10 @@ DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 """`BrokerCompressionCodec.brokerCompressionOptions`, in Kafka's order (it prints them)."""
 
+ACL_AUTHORIZER_CLASS_NAME = "kafka.security.authorizer.AclAuthorizer"
+AUTHORIZER_CLASS_NAMES = (ACL_AUTHORIZER_CLASS_NAME, "kafka.security.auth.SimpleAclAuthorizer")
+"""The authorizers a broker can run: Kafka's AclAuthorizer, and the name it had before 2.4."""
+
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     key.name: key
     for key in (
@@ -177,6 +181,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         _null("ssl.truststore.certificates", _STRING),
         ConfigKey("ssl.endpoint.identification.algorithm", _STRING, "https"),
         ConfigKey("ssl.client.auth", _STRING, "none", one_of("required", "requested", "none")),
+        # the authorizer (Kafka's authorizer.class.name; the other two are AclAuthorizer's own configs)
+        ConfigKey("authorizer.class.name", _STRING, "", one_of("", *AUTHORIZER_CLASS_NAMES)),
+        ConfigKey("super.users", _STRING, ""),
+        ConfigKey("allow.everyone.if.no.acl.found", _BOOL, "false"),
     )
 }
 
@@ -322,6 +330,9 @@ class BrokerConfig:
     ssl_truststore_certificates: str | None
     ssl_endpoint_identification_algorithm: str
     ssl_client_auth: str
+    authorizer_class_name: str
+    super_users: str
+    allow_everyone_if_no_acl_found: bool
     listener_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     """`listener.name.<listener>.<key>` values, parsed, by listener name (upper-case) and key."""
     listener_sasl_configs: dict[str, str] = field(default_factory=dict)

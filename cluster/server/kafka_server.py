@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster.broker.authorizer import create_authorizer
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.credential_provider import CredentialProvider
@@ -137,6 +138,7 @@ class KafkaServer:
             default_replication_factor=self.config.default_replication_factor,
             delete_topic_enable=self.config.delete_topic_enable,
         )
+        self.authorizer = create_authorizer(self.config, self.zk, self._stopped.is_set)
         self.apis = KafkaApis(
             self.broker_id,
             self.cluster_id,
@@ -154,6 +156,7 @@ class KafkaServer:
                 self.config.quota_consumer_default,
             ),
             inter_broker=self.inter_broker,
+            authorizer=self.authorizer,
         )
         self.credential_provider = CredentialProvider()
         self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
