@@ -1,7 +1,7 @@
 """The SASL part of a local cluster's `--security sasl_plaintext|sasl_ssl` modes (security.py's table):
 every SASL listener enables SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN; the brokers log in to each other as an
-admin user with a SCRAM-SHA-512 credential, created in ZooKeeper before they start; the tools' client
-properties log in as that user.
+admin user (a super user) with a SCRAM-SHA-512 credential, created in ZooKeeper before they start; the
+tools' client properties log in as that user.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ def broker_overrides(inter_broker_listener: str, admin_password: str) -> dict[st
         "inter.broker.listener.name": inter_broker_listener,
         "sasl.enabled.mechanisms": ENABLED_MECHANISMS,
         "sasl.mechanism.inter.broker.protocol": mechanism,
+        # the admin is a super user: with an authorizer (authorizer.class.name) it may do anything, as the
+        # brokers themselves, which log in as it, must
+        "super.users": f"User:{ADMIN_USER}",
     }
     for listener in SASL_LISTENERS:
         prefix = f"listener.name.{listener.lower()}"
