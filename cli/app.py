@@ -12,6 +12,7 @@ from kafkaops.cli import (
     cluster,
     configs,
     console,
+    consumer_groups,
     delete_records,
     dump_log,
     get_offsets,
@@ -61,6 +62,7 @@ app.command("leader-election")(leader_election.leader_election_command)
 app.command("console-producer", context_settings={"allow_extra_args": True})(console.console_producer_command)
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
+app.command("consumer-groups", cls=consumer_groups.ConsumerGroupsCommand)(consumer_groups.consumer_groups_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("log-dirs")(log_dirs.log_dirs_command)
 app.command("delete-records")(delete_records.delete_records_command)
