@@ -374,3 +374,32 @@ def test_range_assign_as_kafkas_range_assignor() -> None:
         "m2": [TopicPartition("t", 2), TopicPartition("t", 3)],
         "m3": [TopicPartition("t", 4)],
     }
+
+
+# --- console-consumer's group settings -----------------------------------------------------------------------
+
+
+def test_console_consumer_group_id_from_either_place_but_one_group() -> None:
+    from kafkaops.admin.console import group_id_setting
+
+    assert group_id_setting(None, {}) is None
+    assert group_id_setting("g", {}) == "g"
+    assert group_id_setting(None, {"group.id": "h"}) == "h"
+    assert group_id_setting("g", {"group.id": "g"}) == "g"
+    with pytest.raises(UsageError, match="do not match. Detected group ids: 'g', 'h'$"):
+        group_id_setting("g", {"group.id": "h"})
+
+
+def test_console_consumer_group_offset_reset() -> None:
+    from kafkaops.admin.console import group_offset_reset
+    from kafkaops.admin.kafka_client import OffsetResetPolicy
+
+    assert group_offset_reset(False, {}) is OffsetResetPolicy.LATEST
+    assert group_offset_reset(True, {}) is OffsetResetPolicy.EARLIEST
+    assert group_offset_reset(False, {"auto.offset.reset": "none"}) is OffsetResetPolicy.NONE
+    with pytest.raises(
+        UsageError, match="^Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest'"
+    ):
+        group_offset_reset(True, {"auto.offset.reset": "latest"})
+    with pytest.raises(UsageError, match="^Invalid value x for configuration auto.offset.reset"):
+        group_offset_reset(False, {"auto.offset.reset": "x"})
