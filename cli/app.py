@@ -13,6 +13,7 @@ from kafkaops.cli import (
     configs,
     console,
     consumer_groups,
+    consumer_perf,
     delete_records,
     dump_log,
     get_offsets,
@@ -63,6 +64,7 @@ app.command("console-producer", context_settings={"allow_extra_args": True})(con
 app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
 app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
 app.command("consumer-groups", cls=consumer_groups.ConsumerGroupsCommand)(consumer_groups.consumer_groups_command)
+app.command("consumer-perf-test")(consumer_perf.consumer_perf_test_command)
 app.command("replica-verification")(replica_verification.replica_verification_command)
 app.command("log-dirs")(log_dirs.log_dirs_command)
 app.command("delete-records")(delete_records.delete_records_command)

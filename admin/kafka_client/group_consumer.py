@@ -81,6 +81,8 @@ class GroupConsumerConfig:
     max_bytes: int = DEFAULT_MAX_BYTES
     partition_max_bytes: int = DEFAULT_PARTITION_MAX_BYTES
     isolation_level: int = READ_UNCOMMITTED
+    default_api_timeout_ms: int = 60000
+    """How long a commit or an offset fetch may retry while the coordinator moves."""
 
 
 class GroupConsumer:
@@ -107,6 +109,8 @@ class GroupConsumer:
         self._next_commit = clock() + config.auto_commit_interval_ms / 1000
         self.rebalances = 0
         """Completed joins, for benchmarks and tests."""
+        self.join_time_ms = 0.0
+        """Time spent joining (JoinGroup to the assignment), summed over rebalances (the perf tool's)."""
 
     @property
     def assignment(self) -> list[TopicPartition]:
@@ -115,7 +119,9 @@ class GroupConsumer:
     # -- the coordinator --
 
     def _ensure_coordinator(self) -> int:
-        while self.coordinator is None:
+        """The coordinator, looked up once if unknown. Raises CoordinatorNotAvailableError (retriable) when
+        the lookup fails for now, the answer's error when it is not retriable."""
+        if self.coordinator is None:
             try:
                 _, answer = self.client.controller_request(
                     ApiKey.FIND_COORDINATOR, {"key": self.config.group_id, "key_type": GROUP_KEY_TYPE}
@@ -128,7 +134,7 @@ class GroupConsumer:
             if code == 0:
                 self.coordinator = int(answer["node_id"])
             elif from_code(code).retriable:
-                self._sleep(self.client.retry_backoff_ms / 1000)
+                raise CoordinatorNotAvailableError(f"The coordinator of group {self.config.group_id} is not known yet")
             else:
                 raise from_code(code, answer.get("error_message"))
         return self.coordinator
@@ -228,6 +234,7 @@ class GroupConsumer:
     def _fetch_committed(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         if not partitions:
             return {}
+        deadline = self._clock() + self.config.default_api_timeout_ms / 1000
         by_topic: dict[str, list[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
@@ -242,7 +249,7 @@ class GroupConsumer:
                     },
                 )
                 error = self._coordinator_error(answer.get("error_code", 0))
-            except NotCoordinatorError as moved:
+            except _COORDINATOR_GONE as moved:
                 error = moved
             if error is None:
                 return {
@@ -253,7 +260,14 @@ class GroupConsumer:
                 }
             if not error.retriable:
                 raise error
-            self._sleep(self.client.retry_backoff_ms / 1000)
+            self._backoff(deadline, "fetching committed offsets", error)
+
+    def _backoff(self, deadline: float, doing: str, error: BrokerError) -> None:
+        if self._clock() >= deadline:
+            raise RequestTimedOutError(
+                f"Timeout of {self.config.default_api_timeout_ms}ms expired before {doing}: {error}", named=False
+            )
+        self._sleep(self.client.retry_backoff_ms / 1000)
 
     def _reset_position(self, tp: TopicPartition) -> int:
         if self.config.auto_offset_reset is OffsetResetPolicy.NONE:
@@ -264,13 +278,15 @@ class GroupConsumer:
     def ensure_active(self, timeout_ms: int | None = None) -> bool:
         """Join the group if not a member; True once joined (False if `timeout_ms` passed first)."""
         deadline = None if timeout_ms is None else self._clock() + timeout_ms / 1000
+        started = self._clock()
         while not self._joined:
             try:
                 self._joined = self._join_once()
-            except NotCoordinatorError:
+            except _COORDINATOR_GONE:
                 self._joined = False
             if self._joined:
                 self.rebalances += 1
+                self.join_time_ms += (self._clock() - started) * 1000
                 self._next_heartbeat = self._clock() + self.config.heartbeat_interval_ms / 1000
                 break
             if deadline is not None and self._clock() >= deadline:
@@ -300,7 +316,7 @@ class GroupConsumer:
                 },
             )
             error = self._coordinator_error(answer["error_code"])
-        except NotCoordinatorError as moved:
+        except _COORDINATOR_GONE as moved:
             error = moved
         self._next_heartbeat = self._clock() + self.config.heartbeat_interval_ms / 1000
         if isinstance(error, UnknownMemberIdError) and self.config.group_instance_id is None:
@@ -341,12 +357,13 @@ class GroupConsumer:
                 for t, ids in by_topic.items()
             ],
         }
+        deadline = self._clock() + self.config.default_api_timeout_ms / 1000
         while True:
             try:
                 answer = self._request(ApiKey.OFFSET_COMMIT, body)
                 codes = [p["error_code"] for t in answer["topics"] for p in t["partitions"] if p["error_code"]]
                 error = self._coordinator_error(codes[0] if codes else 0)
-            except NotCoordinatorError as moved:
+            except _COORDINATOR_GONE as moved:
                 error = moved
             if error is None:
                 self._committed.update(wanted)
@@ -355,7 +372,7 @@ class GroupConsumer:
                 raise CommitFailedError(str(error))
             if not error.retriable:
                 raise error
-            self._sleep(self.client.retry_backoff_ms / 1000)
+            self._backoff(deadline, "successfully committing offsets", error)
 
     def _maybe_auto_commit(self) -> None:
         if self.config.enable_auto_commit and self._clock() >= self._next_commit:
