@@ -49,6 +49,7 @@ from kafkaops.cluster.common.errors import (
     UnsupportedVersionError,
     from_code,
 )
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.records import Compression, Record, build_batch
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
@@ -110,6 +111,7 @@ class KafkaClient:
         clock: Callable[[], float] = time.monotonic,
         wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         sleep: Callable[[float], None] = time.sleep,
+        sasl: SaslClientLogin | None = None,
     ) -> None:
         if request_timeout_ms <= 0:
             raise InvalidArgumentError(f"request.timeout.ms must be positive, got {request_timeout_ms}")
@@ -122,6 +124,7 @@ class KafkaClient:
         self._clock = clock
         self._wall_clock_ms = wall_clock_ms
         self._sleep = sleep
+        self.sasl = sasl
         self._connections: dict[tuple[str, int], BrokerConnection] = {}
         self._cluster: ClusterMetadata | None = None
         self._partitions: dict[TopicPartition, PartitionInfo] = {}
@@ -149,7 +152,7 @@ class KafkaClient:
         key = (host, port)
         connection = self._connections.get(key)
         if connection is None:
-            connection = BrokerConnection(host, port, self.client_id, self._timeout_s(), node)
+            connection = BrokerConnection(host, port, self.client_id, self._timeout_s(), node, self.sasl)
             self._connections[key] = connection
         connection.connect()
         return connection

@@ -5,8 +5,10 @@ Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` ove
 and hand it to an admin client or a consumer. The settings our client has are applied (`client.id`,
 `request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value that is not a
 number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka's clients only
-log them ("supplied but isn't a known config"). A `security.protocol` other than PLAINTEXT is refused
-until the client speaks TLS and SASL: a clear message rather than a failure on the wire.
+log them ("supplied but isn't a known config"). With `security.protocol=SASL_PLAINTEXT` the client logs in
+with `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and the user and password of `sasl.jaas.config`'s
+login module; the TLS protocols are refused until the client speaks TLS: a clear message rather than a
+failure on the wire.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.common.errors import InvalidArgumentError
+from kafkaops.cluster.common.sasl import SaslClientLogin, client_login
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 INT_MAX = 2147483647
@@ -32,6 +35,7 @@ class AdminClientConfig:
     default_api_timeout_ms: int = 60000
     retries: int = INT_MAX
     retry_backoff_ms: int = 100
+    sasl: SaslClientLogin | None = None
 
     @property
     def api_timeout_ms(self) -> int:
@@ -68,11 +72,16 @@ def admin_client_config(properties: Mapping[str, str], default_client_id: str) -
             f"Invalid value {protocol} for configuration security.protocol: String must be one of: "
             + ", ".join(SECURITY_PROTOCOLS)
         )
-    if protocol != "PLAINTEXT":
+    if protocol not in ("PLAINTEXT", "SASL_PLAINTEXT"):
         raise InvalidArgumentError(
-            f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
+            f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT and "
+            "SASL_PLAINTEXT only"
         )
+    sasl = None
+    if protocol.startswith("SASL_"):
+        sasl = client_login(properties.get("sasl.mechanism", "GSSAPI").strip(), properties.get("sasl.jaas.config"))
     return AdminClientConfig(
+        sasl=sasl,
         client_id=properties.get("client.id", "").strip() or default_client_id,
         request_timeout_ms=_int_setting(properties, "request.timeout.ms", 30000, 0),
         default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms", 60000, 0),
@@ -96,6 +105,7 @@ def open_admin_client(bootstrap_server: str, config: AdminClientConfig) -> Kafka
         retries=config.retries,
         retry_backoff_ms=config.retry_backoff_ms,
         delivery_timeout_ms=config.api_timeout_ms,
+        sasl=config.sasl,
     )
 
 

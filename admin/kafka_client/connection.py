@@ -23,6 +23,8 @@ from kafkaops.cluster.common.errors import (
     UnsupportedVersionError,
     from_code,
 )
+from kafkaops.cluster.common.sasl import SaslClientLogin
+from kafkaops.cluster.protocol import sasl_client_authenticator
 from kafkaops.cluster.protocol.framing import CorrelationIds, check_correlation_id, frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
@@ -73,8 +75,11 @@ class BrokerConnection:
     """One blocking connection to one broker; requests are answered in order, one at a time (or pipelined
     with send/receive). Any failure closes it; the next request reconnects."""
 
-    def __init__(self, host: str, port: int, client_id: str, timeout_s: float, node: str) -> None:
+    def __init__(
+        self, host: str, port: int, client_id: str, timeout_s: float, node: str, sasl: SaslClientLogin | None = None
+    ) -> None:
         self.host = host
+        self.sasl = sasl
         self.port = port
         self.client_id = client_id
         self.timeout_s = timeout_s
@@ -106,6 +111,18 @@ class BrokerConnection:
         except BrokerError as error:
             self.close()
             raise NotSent(error) from error
+        if self.sasl is not None:
+            try:
+                sasl_client_authenticator.authenticate(self._negotiated_request, self.sasl)
+            except sasl_client_authenticator.FINAL_ERRORS:
+                self.close()  # a refused login is final: raised as it is, never retried
+                raise
+            except BrokerError as error:
+                self.close()
+                raise NotSent(error) from error
+
+    def _negotiated_request(self, api_key: ApiKey, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request(api_key, self.version(api_key), body, self.timeout_s)
 
     def _api_versions(self) -> dict[int, tuple[int, int]]:
         """ApiVersions at our newest version, as Kafka's NetworkClient asks: a broker that does not know it

@@ -10,9 +10,10 @@ PLAINTEXT (the only protocol kafkaops brokers speak).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +118,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.retry.backoff.ms", _LONG, "5000"),
         ConfigKey("controlled.shutdown.enable", _BOOL, "true"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
+        # offset management (Kafka's definition order); offsets.topic.compression.codec 0 is "none"
+        ConfigKey("offset.metadata.max.bytes", _INT, "4096"),
+        ConfigKey("offsets.load.buffer.size", _INT, "5242880", at_least(1)),
         ConfigKey("offsets.topic.replication.factor", _SHORT, "3", at_least(1)),
         ConfigKey("offsets.topic.num.partitions", _INT, "50", at_least(1)),
+        ConfigKey("offsets.topic.segment.bytes", _INT, "104857600", at_least(1)),
+        ConfigKey("offsets.retention.minutes", _INT, "10080", at_least(1)),
+        ConfigKey("offsets.retention.check.interval.ms", _LONG, "600000", at_least(1)),
+        ConfigKey("offsets.commit.timeout.ms", _INT, "5000", at_least(1)),
         ConfigKey("delete.topic.enable", _BOOL, "true"),
         ConfigKey("compression.type", _STRING, "producer"),
         ConfigKey("transaction.state.log.min.isr", _INT, "2", at_least(1)),
@@ -129,8 +137,15 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
         ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
         ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
+        # SASL (cluster/broker/sasl_config.py): Kafka's names and defaults; GSSAPI is not implemented
+        ConfigKey("sasl.mechanism.inter.broker.protocol", _STRING, "GSSAPI"),
+        ConfigKey("sasl.enabled.mechanisms", _LIST, "GSSAPI"),
     )
 }
+
+LISTENER_SASL_CONFIG = re.compile(r"listener\.name\.([^.]+)\.(?:([^.]+)\.sasl\.jaas\.config|sasl\.enabled\.mechanisms)")
+"""The per-listener SASL properties (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
+`listener.name.<l>.sasl.enabled.mechanisms`), kept as given in `BrokerConfig.listener_sasl_configs`."""
 
 
 def attribute_name(kafka_name: str) -> str:
@@ -218,8 +233,14 @@ class BrokerConfig:
     controlled_shutdown_retry_backoff_ms: int
     controlled_shutdown_enable: bool
     group_initial_rebalance_delay_ms: int
+    offset_metadata_max_bytes: int
+    offsets_load_buffer_size: int
     offsets_topic_replication_factor: int
     offsets_topic_num_partitions: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offsets_commit_timeout_ms: int
     delete_topic_enable: bool
     compression_type: str
     transaction_state_log_min_isr: int
@@ -228,6 +249,9 @@ class BrokerConfig:
     quota_window_size_seconds: int
     quota_producer_default: int
     quota_consumer_default: int
+    sasl_mechanism_inter_broker_protocol: str
+    sasl_enabled_mechanisms: tuple[str, ...]
+    listener_sasl_configs: dict[str, str] = field(default_factory=dict)
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""
@@ -326,6 +350,8 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     whole must pass Kafka's `validateValues` checks (`requirement failed: ...`). Raises
     InvalidConfigurationError naming the offending key.
     """
+    listener_sasl = {name: _text(name, value) for name, value in values.items() if _is_listener_sasl_config(name)}
+    values = {name: value for name, value in values.items() if name not in listener_sasl}
     for name in values:
         if not isinstance(name, str) or name not in BROKER_CONFIGS:
             raise InvalidConfigurationError(f"Unknown broker config name: {name}")
@@ -359,9 +385,17 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
     parsed["log.cleanup.policy"] = tuple(parsed["log.cleanup.policy"])
+    parsed["sasl.enabled.mechanisms"] = tuple(parsed["sasl.enabled.mechanisms"])
     config = BrokerConfig(**{attribute_name(name): value for name, value in parsed.items()})
+    config = dataclasses.replace(
+        config, listener_sasl_configs={k: v for k, v in listener_sasl.items() if v is not None}
+    )
     _validate(config)
     return config
+
+
+def _is_listener_sasl_config(name: Any) -> bool:
+    return isinstance(name, str) and LISTENER_SASL_CONFIG.fullmatch(name) is not None
 
 
 def _text(name: str, value: Any) -> str | None:
@@ -421,12 +455,12 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             )
         if not 0 <= port <= 65535:
             raise config_error(name, text, f"Port {port} of listener {listener} is not between 0 and 65535")
-        if protocol_map[listener] != "PLAINTEXT":
+        if protocol_map[listener] not in ("PLAINTEXT", "SASL_PLAINTEXT"):
             raise config_error(
                 name,
                 text,
                 f"Listener {listener} uses security protocol {protocol_map[listener]}; "
-                "kafkaops brokers support only PLAINTEXT",
+                "kafkaops brokers support only PLAINTEXT and SASL_PLAINTEXT",
             )
         endpoints.append(EndPoint(listener, host, port))
     names = [e.listener for e in endpoints]

@@ -65,6 +65,7 @@ from kafkaops.cluster.broker.responses import (
     PartitionErrors,
     ProducePartitionResult,
 )
+from kafkaops.cluster.broker.sasl_config import inter_broker_login
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
@@ -391,6 +392,7 @@ class ReplicaManager:
             socket_timeout_ms=config.replica_socket_timeout_ms,
             follower_throttled=self._follower_should_throttle,
             record_throttled=lambda size: self.follower_quota.record(size, self.clock()),
+            sasl=inter_broker_login(config),
         )
         self.fetchers[leader] = fetcher
         return fetcher
@@ -672,15 +674,18 @@ class ReplicaManager:
 
     # --- Produce ---------------------------------------------------------------------------------------
 
-    async def append_records(self, request: ProduceRequest) -> list[ProducePartitionResult]:
+    async def append_records(
+        self, request: ProduceRequest, internal_topics_allowed: bool = False
+    ) -> list[ProducePartitionResult]:
         """`handleProduceRequest` → `appendRecords`, with the acks=all wait (kafka-protocol.md §5); one
-        result per partition of the request, in its order."""
+        result per partition of the request, in its order. Only the coordinators (`internal_topics_allowed`)
+        append to the internal topics."""
         acks = request.acks
         results: dict[TopicPartition, ProducePartitionResult] = {}
         waiting: dict[TopicPartition, ProducePartitionStatus] = {}
         for data in request.partitions:
             tp = data.tp
-            code = self._append_error(request, tp)
+            code = self._append_error(request, tp, internal_topics_allowed)
             if code == NONE:
                 try:
                     batch = validate_produce_records(data.records, request.version)
@@ -708,8 +713,11 @@ class ReplicaManager:
         return [results[data.tp] for data in request.partitions]
 
     @staticmethod
-    def _append_error(request: ProduceRequest, tp: TopicPartition) -> int:
+    def _append_error(request: ProduceRequest, tp: TopicPartition, internal_topics_allowed: bool) -> int:
         """What refuses a produce before any append."""
+        if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
+            log.debug("Cannot append to internal topic %s", tp.topic)
+            return errors.InvalidTopicError.code
         if request.acks not in (-1, 0, 1):
             return errors.InvalidRequiredAcksError.code
         if request.transactional_id is not None:

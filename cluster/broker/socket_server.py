@@ -11,6 +11,9 @@ A request whose client is over its quota (the handler sets its context's throttl
 once; the connection then reads nothing more until the throttle time has passed (Kafka mutes the
 channel, KIP-219).
 
+On a SASL_PLAINTEXT listener a connection first authenticates (`sasl_server_authenticator`); its requests
+then carry the authenticated principal (`User:<name>`), a failed authentication closes it.
+
 On the wire, as Kafka: an ApiVersions request above our versions is answered at v0 with
 UNSUPPORTED_VERSION; a request for an API the broker does not serve, or one that does not decode,
 closes the connection; a Produce with acks=0 gets no response. A connection's failure never reaches
@@ -27,9 +30,17 @@ import logging
 from collections.abc import Collection
 from typing import Any, Protocol
 
+from kafkaops.cluster.broker import sasl_config
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.request_channel import RequestContext
+from kafkaops.cluster.broker.sasl_server_authenticator import (
+    AuthenticationFailed,
+    SaslListenerSettings,
+    authenticate,
+)
 from kafkaops.cluster.common.errors import KafkaProtocolError
+from kafkaops.cluster.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
 from kafkaops.cluster.protocol.messages import (
     Request,
@@ -40,6 +51,7 @@ from kafkaops.cluster.protocol.messages import (
 )
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import EndPoint
+from kafkaops.cluster.zk.znodes import sanitize_entity_name
 
 log = logging.getLogger("kafkaops.broker")
 
@@ -60,11 +72,23 @@ class RequestHandler(Protocol):
 class SocketServer:
     """The PLAINTEXT listener of one broker (the first of `listeners`)."""
 
-    def __init__(self, config: BrokerConfig, handler: RequestHandler) -> None:
+    def __init__(
+        self, config: BrokerConfig, handler: RequestHandler, credentials: CredentialProvider | None = None
+    ) -> None:
         self.config = config
         self.handler = handler
         self._server: asyncio.AbstractServer | None = None
         self._processing = asyncio.Event()
+        listener = config.listeners[0].listener
+        self.listener_name = listener
+        self.security_protocol = config.listener_security_protocol_map.get(listener, "PLAINTEXT")
+        self.sasl: SaslListenerSettings | None = None
+        if sasl_config.is_sasl(self.security_protocol):
+            self.sasl = SaslListenerSettings(
+                sasl_config.enabled_mechanisms(config, listener),
+                (credentials or CredentialProvider()).lookup,
+                sasl_config.listener_plain_users(config, listener),
+            )
 
     async def startup(self) -> tuple[EndPoint, ...]:
         """Bind the listener; returns the endpoints to register (the advertised listener if set, with the
@@ -94,13 +118,19 @@ class SocketServer:
             await self._processing.wait()
             served = self.handler.served
             loop = asyncio.get_running_loop()
+            peer = writer.get_extra_info("peername")
+            client_host = peer[0] if isinstance(peer, tuple) else ""
+            principal = ANONYMOUS
+            if self.sasl is not None:
+                principal = await authenticate(reader, writer, self.sasl, self._api_versions_during_sasl)
+            sanitized_user = sanitize_entity_name(principal.name)
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
                 if payload is None:
                     break
                 request = decode_request(payload)  # a malformed request closes the connection
                 header = request.header
-                context = RequestContext(size_in_bytes=len(payload))
+                context = self._context(len(payload), principal, sanitized_user, client_host)
                 body: dict[str, Any] | None
                 if is_unsupported_api_versions(header):
                     body, version = api_versions_refusal(), 0
@@ -116,11 +146,30 @@ class SocketServer:
                     # Kafka's ThrottledChannel: the response goes out at once, then the channel is muted
                     # (nothing more is read from it) until the throttle time has passed
                     await asyncio.sleep(max(unmute_at - loop.time(), 0))
-        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass  # a bad peer, a closed peer, or our own shutdown: the connection just ends
+        except (
+            AuthenticationFailed,
+            KafkaProtocolError,
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.CancelledError,
+        ):
+            pass  # a failed login, a bad peer, a closed peer, or our own shutdown: the connection just ends
         except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
             log.exception("Error serving a connection")
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    def _context(self, size: int, principal: KafkaPrincipal, sanitized_user: str, client_host: str) -> RequestContext:
+        return RequestContext(
+            size_in_bytes=size,
+            sanitized_user=sanitized_user,
+            principal=principal,
+            client_host=client_host,
+            listener_name=self.listener_name,
+            security_protocol=self.security_protocol,
+        )
+
+    async def _api_versions_during_sasl(self, request: Request) -> dict[str, Any] | None:
+        return await self.handler.handle(request, RequestContext(listener_name=self.listener_name))

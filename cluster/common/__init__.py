@@ -5,4 +5,6 @@
     jvm_text      JVM/Scala text and semantics: parseInt, trim, split, hash codes, collection orders and
                   toString of Java's and Scala 2.13's sets, lists and maps
     log4j         the log4j timestamp, `yyyy-MM-dd HH:mm:ss,SSS`
+    scram         SCRAM-SHA-256/512 (RFC 5802/7677 as Kafka): credentials, messages, server and client
+    sasl          PLAIN, `sasl.jaas.config` parsing, the SASL server and client factories
 """

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol
 
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
+from kafkaops.cluster.protocol.sasl_client_authenticator import authenticate_socket
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
@@ -59,10 +61,11 @@ class _Outgoing:
 
 
 class RequestSendThread(threading.Thread):
-    def __init__(self, controller_id: int, broker: BrokerRegistration) -> None:
+    def __init__(self, controller_id: int, broker: BrokerRegistration, sasl: SaslClientLogin | None = None) -> None:
         super().__init__(name=f"controller-{controller_id}-to-broker-{broker.broker_id}-send-thread", daemon=True)
         self.controller_id = controller_id
         self.broker = broker
+        self.sasl = sasl
         self.requests: queue.Queue[_Outgoing | None] = queue.Queue()
         self._sock: socket.socket | None = None
         self._running = True
@@ -119,6 +122,12 @@ class RequestSendThread(threading.Thread):
             endpoint = self.broker.endpoints[0]
             sock = socket.create_connection((endpoint.host, endpoint.port), timeout=SOCKET_TIMEOUT_S)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.sasl is not None:
+                try:
+                    authenticate_socket(sock, self.sasl, f"controller-{self.controller_id}")
+                except BaseException:
+                    sock.close()
+                    raise
             self._sock = sock
         return self._sock
 
@@ -133,8 +142,9 @@ class RequestSendThread(threading.Thread):
 class ControllerChannelManager:
     """The send threads of one controller incarnation. Thread-safe."""
 
-    def __init__(self, controller_id: int) -> None:
+    def __init__(self, controller_id: int, sasl: SaslClientLogin | None = None) -> None:
         self.controller_id = controller_id
+        self.sasl = sasl
         self._threads: dict[int, RequestSendThread] = {}
         self._lock = threading.Lock()
 
@@ -142,7 +152,7 @@ class ControllerChannelManager:
         with self._lock:
             if broker.broker_id in self._threads:
                 return
-            thread = RequestSendThread(self.controller_id, broker)
+            thread = RequestSendThread(self.controller_id, broker, self.sasl)
             self._threads[broker.broker_id] = thread
             thread.start()
 

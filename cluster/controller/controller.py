@@ -37,6 +37,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import ControllerMovedError, MalformedZNodeError, NotControllerError
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.controller.broker_change import BrokerChangeHandler
 from kafkaops.cluster.controller.channel import (
     ControllerBrokerRequestBatch,
@@ -103,6 +104,7 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
     leader_imbalance_per_broker_percentage: int = 10  # leader.imbalance.per.broker.percentage
     leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
+    sasl: SaslClientLogin | None = None  # the inter-broker listener's login (sasl.mechanism.inter.broker.protocol)
 
 
 @dataclass(frozen=True)
@@ -426,7 +428,7 @@ class KafkaController:
         self._delete_stale_notifications()
         self._initialize_context()
         ctx, handlers = self.context, self.handlers
-        self.channel = ControllerChannelManager(self.broker_id)
+        self.channel = ControllerChannelManager(self.broker_id, self.settings.sasl)
         for broker in ctx.live_or_shutting_down_brokers:
             self.channel.add_broker(broker)
         # One round of requests for the whole start-up (Kafka sends one per step): the brokers' work on

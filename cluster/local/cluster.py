@@ -213,9 +213,11 @@ class LocalCluster:
             return path
         (directory / "data").mkdir(parents=True, exist_ok=True)
         (directory / "logs").mkdir(parents=True, exist_ok=True)
+        # one listener, named as the inter-broker one (SASL_PLAINTEXT for a `--security sasl_plaintext` cluster)
+        listener = str((overrides or {}).get("inter.broker.listener.name", "PLAINTEXT"))
         config: dict[str, Any] = {
             "broker.id": broker_id,
-            "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}",
+            "listeners": f"{listener}://127.0.0.1:{free_port()}",
             "log.dirs": str(directory / "data"),
             "zookeeper.connect": zookeeper_connect,
         }

@@ -32,12 +32,14 @@ from kazoo.protocol.states import KazooState
 
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
+from kafkaops.cluster.broker.sasl_config import inter_broker_login
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
@@ -141,8 +143,10 @@ class KafkaServer:
                 self.config.quota_producer_default,
                 self.config.quota_consumer_default,
             ),
+            inter_broker_sasl=inter_broker_login(self.config),
         )
-        self.socket_server = SocketServer(self.config, self.apis)
+        self.credential_provider = CredentialProvider()
+        self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
         self._loop_thread.start()
         self.endpoints = self._run(self.socket_server.startup())
         self._listening = True
@@ -155,6 +159,7 @@ class KafkaServer:
             self._stopped.is_set,
             self.dynamic_config,
             self.apis.quotas,
+            self.credential_provider,
         ).startup()
         self.broker_epoch = self._register_waiting_for_stale_session()
         # Requests are processed only from here on (Kafka binds early but starts its request processors
@@ -177,6 +182,7 @@ class KafkaServer:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 leader_imbalance_check_interval_s=config.leader_imbalance_check_interval_seconds,
+                sasl=inter_broker_login(config),
             ),
             self.zk,
             self.state_change_log,
@@ -316,6 +322,7 @@ class KafkaServer:
             2,
             {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
             f"broker-{self.broker_id}",
+            sasl=inter_broker_login(self.config),
         )
         if body["error_code"] != 0:
             raise KafkaOpsError(f"ControlledShutdown answered error {body['error_code']}")

@@ -55,14 +55,26 @@ def test_a_setting_that_is_not_a_number_gets_javas_config_exception_text():
         admin_client_config({"retries": "-1"}, "t")
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
 def test_secured_protocols_are_refused_until_the_client_speaks_them(protocol):
     with pytest.raises(InvalidArgumentError) as raised:
         admin_client_config({"security.protocol": protocol}, "t")
     assert (
         str(raised.value)
-        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT only"
+        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT and "
+        "SASL_PLAINTEXT only"
     )
+
+
+def test_sasl_plaintext_logs_in_with_the_jaas_config_user():
+    jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="a-pw";'
+    config = admin_client_config(
+        {"security.protocol": "sasl_plaintext", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas}, "t"
+    )
+    assert config.sasl is not None
+    assert (config.sasl.mechanism, config.sasl.username, config.sasl.password) == ("SCRAM-SHA-512", "alice", "a-pw")
+    with pytest.raises(InvalidArgumentError, match="Unsupported SASL mechanism GSSAPI"):
+        admin_client_config({"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": jaas}, "t")
 
 
 def test_an_unknown_protocol_gets_kafkas_text():

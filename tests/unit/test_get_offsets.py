@@ -167,5 +167,6 @@ def test_command_config_refuses_tls(tmp_path) -> None:  # type: ignore[no-untype
     assert result.exit_code == 1
     assert (
         result.stdout
-        == "Error occurred: security.protocol=SSL in --command-config: kafkaops' Kafka client speaks PLAINTEXT only\n"
+        == "Error occurred: security.protocol=SSL in --command-config: kafkaops' Kafka client speaks PLAINTEXT "
+        "and SASL_PLAINTEXT only\n"
     )
