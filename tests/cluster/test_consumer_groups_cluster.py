@@ -36,7 +36,6 @@ SETTINGS = {
     **FAST,
     "offsets.topic.num.partitions": 3,
     "group.initial.rebalance.delay.ms": 0,
-    "group.min.session.timeout.ms": 1000,
 }
 SESSION_MS = 6000
 
