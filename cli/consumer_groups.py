@@ -220,7 +220,6 @@ def consumer_groups_command(
         typer.Option(
             "--state",
             metavar="[String]",
-            flag_value="",
             help="When specified with '--describe', includes "
             "the state of the group. When specified with '--list', it displays the state of all groups. It "
             "can also be used to list groups with specific states (--list --state stable,empty). This "
