@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from kafkaops.cli.launcher import version_text
 from kafkaops.cli.lazy_group import LazyCommand, LazyTyperGroup
 from kafkaops.cluster.local.signals import EXIT_SIGINT, install_signal_handlers
 
@@ -132,9 +133,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from importlib import metadata  # 50 ms of imports (email, zipfile) only `--version` needs
-
-        typer.echo(f"kafkaops {metadata.version('kafkaops')} (Kafka 2.8 ZooKeeper-mode tools)")
+        typer.echo(version_text())
         raise typer.Exit()
 
 

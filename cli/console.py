@@ -51,6 +51,7 @@ from kafkaops.admin.kafka_client import (
     perf_payload,
     run_producer_perf,
 )
+from kafkaops.admin.kafka_client.client_config import channel_from_properties
 from kafkaops.admin.kafka_client.group_consumer import GroupConsumer, GroupConsumerConfig
 from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors
@@ -268,6 +269,7 @@ def console_producer_command(
         retries=retries,
         retry_backoff_ms=backoff,
         delivery_timeout_ms=_int_setting(settings, "delivery.timeout.ms", 120000),
+        channel=channel_from_properties(settings),
     ) as client:
         sender = BatchSender(client, topic, partition=partition, acks=acks, timeout_ms=timeout_ms, compression=codec)
         try:
@@ -378,7 +380,7 @@ def console_consumer_command(
         typer.Option(
             "--consumer-property",
             metavar="<String: consumer_prop>",
-            help="A mechanism to pass user-defined properties in the form key=value to the consumer (client.id, fetch.max.wait.ms, fetch.max.bytes, max.partition.fetch.bytes, request.timeout.ms, isolation.level).",
+            help="A mechanism to pass user-defined properties in the form key=value to the consumer (client.id, fetch.max.wait.ms, fetch.max.bytes, max.partition.fetch.bytes, request.timeout.ms, isolation.level, security.protocol and ssl.*).",
         ),
     ] = None,
     isolation_level: Annotated[
@@ -429,6 +431,7 @@ def console_consumer_command(
         bootstrap_server,
         client_id=consumer_props.get("client.id", "console-consumer"),
         request_timeout_ms=_int_setting(consumer_props, "request.timeout.ms", 30000),
+        channel=channel_from_properties(consumer_props),
     ) as client:
         consumer: PartitionConsumer | GroupConsumer
         if group_id is not None:
@@ -675,6 +678,7 @@ def producer_perf_test_command(
             retries=_int_setting(props, "retries", 2147483647),
             retry_backoff_ms=_int_setting(props, "retry.backoff.ms", 100),
             delivery_timeout_ms=_int_setting(props, "delivery.timeout.ms", 120000),
+            channel=channel_from_properties(props),
         ) as client,
         _interruptible(),
     ):

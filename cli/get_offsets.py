@@ -10,7 +10,8 @@ Beyond Kafka 3.0 (as later Kafka): `--time` also takes `latest`, `earliest` and 
 max-timestamp needs ListOffsets v7 (Kafka 3.0+ brokers) and is refused with a message where it is not
 spoken; without --bootstrap-server / --broker-list, the running brokers of the local cluster (`--state-dir`).
 Differences: no broker answering ends the command at once (Kafka's consumer waits 60 s), and
-`--command-config` may not ask for TLS or SASL (this client speaks PLAINTEXT).
+`--command-config` may ask for PLAINTEXT or SSL, not SASL yet (a secured local cluster's client.properties
+is used for its brokers without one).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import get_offsets as go
 from kafkaops.admin.kafka_client.client_config import client_from_properties, load_command_config
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.cli.common import StateDirOption, command_config_for, optional_bootstrap_server
 from kafkaops.cli.output import fail
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError, UsageError
 
@@ -166,5 +167,6 @@ def _run(
         partition_filter = go.filter_from_patterns(topic_partitions, exclude_internal_topics)
     else:
         partition_filter = go.filter_from_topic_and_partitions(topic, partitions, exclude_internal_topics)
-    with client_from_properties(servers, load_command_config(command_config), CLIENT_ID) as client:
+    found = command_config_for(servers, command_config)
+    with client_from_properties(servers, load_command_config(found), CLIENT_ID) as client:
         return go.get_offsets(client, partition_filter, timestamp)

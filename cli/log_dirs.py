@@ -17,7 +17,7 @@ from kafkaops.admin import log_dirs
 from kafkaops.admin.kafka_client import KafkaClient
 from kafkaops.admin.kafka_client import log_dirs as calls
 from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.cli.common import StateDirOption, command_config_for, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors, print_lines
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.common.jvm_text import java_parse_int
@@ -31,7 +31,8 @@ DEFAULT_CLIENT_ID = "log-dirs-tool"
 
 def admin_client(bootstrap_server: str, command_config: Path | None, client_id: str) -> KafkaClient:
     """A client configured as Kafka's tools configure their admin client from `--command-config`."""
-    return open_admin_client(bootstrap_server, read_command_config(command_config, client_id))
+    found = command_config_for(bootstrap_server, command_config)
+    return open_admin_client(bootstrap_server, read_command_config(found, client_id))
 
 
 @kafka_errors()

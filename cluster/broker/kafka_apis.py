@@ -32,9 +32,12 @@ from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
+from kafkaops.cluster.broker.group_apis import GroupApis
+from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator
+from kafkaops.cluster.broker.group_delayed_operations import LoopScheduler
 from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
-from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.network_client import InterBrokerChannel, broker_endpoint, send_request
 from kafkaops.cluster.broker.offset_apis import OffsetApis
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
@@ -60,7 +63,6 @@ from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionR
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
-from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -128,11 +130,11 @@ class KafkaApis:
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
         group_metadata_manager: GroupMetadataManager | None = None,
-        inter_broker_sasl: SaslClientLogin | None = None,
+        inter_broker: InterBrokerChannel | None = None,
     ) -> None:
         self.broker_id = broker_id
-        self.inter_broker_sasl = inter_broker_sasl
-        """This broker's login to the others, for the requests it forwards to the controller."""
+        self.inter_broker = inter_broker or InterBrokerChannel()
+        """How this broker reaches the controller when it forwards a request to it (SASL login included)."""
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -148,10 +150,8 @@ class KafkaApis:
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
-            ApiKey.METADATA: self.handle_topic_metadata_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
             ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
             ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
             ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
@@ -179,19 +179,31 @@ class KafkaApis:
                     ApiKey.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
                     ApiKey.ALTER_CONFIGS: self.handle_alter_configs_request,
                     ApiKey.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs_request,
-                    ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster_request,
                     ApiKey.ALTER_PARTITION_REASSIGNMENTS: self.handle_alter_partition_reassignments_request,
                     ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
                 }
             )
         # the handlers that need the request's context: the client quotas they record and throttle
+        # and those that answer per listener (the endpoints of the listener the request came in on)
         self._context_handlers: dict[ApiKey, ContextHandler] = {
             ApiKey.PRODUCE: self.handle_produce_request,
             ApiKey.FETCH: self.handle_fetch_request,
+            ApiKey.METADATA: self.handle_topic_metadata_request,
+            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
         }
+        if admin_manager is not None:
+            self._context_handlers[ApiKey.DESCRIBE_CLUSTER] = self.handle_describe_cluster_request
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
+        self._register_group_handlers(
+            GroupCoordinator(
+                broker_id,
+                GroupConfig.from_broker_config(replica_manager.config),
+                self.group_metadata_manager,
+                LoopScheduler(replica_manager.clock),
+            )
+        )
 
     async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
         """The response body to `request` (an API in `served`), or None when it gets no response.
@@ -351,13 +363,18 @@ class KafkaApis:
             "session_lifetime_ms": 0,
         }
 
-    async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
+    async def handle_topic_metadata_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleTopicMetadataRequest`: the brokers as the client's listener reaches them (brokers
+        without that listener are left out; a partition whose live leader lacks it is LISTENER_NOT_FOUND
+        from v6, LEADER_NOT_AVAILABLE before)."""
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
         except errors.InvalidRequestError as error:
             return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
-        brokers = cache.alive_brokers()
+        brokers = cache.alive_brokers(context.listener_name)
         names = cache.topics() if request.topics is None else request.topics
         return responses.metadata_response(
             brokers,
@@ -365,12 +382,16 @@ class KafkaApis:
             self.cluster_id,
             cache.controller_id,
             cache.topic_ids(),
+            alive_ids={b.broker_id for b in cache.alive_brokers()},
+            error_unavailable_listeners=header.api_version >= 6,
         )
 
     # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
 
-    async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.find_coordinator(body)
+    async def handle_find_coordinator_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        return await self.offset_apis.find_coordinator(body, context.listener_name)
 
     async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
         return await self.offset_apis.offset_commit(body, header.api_version)
@@ -520,7 +541,7 @@ class KafkaApis:
                 return responses.elect_leaders_response(requested or [], {}, errors.RequestTimedOutError.code)
             return responses.elect_leaders_response(list(results), results, errors.NONE)
         controller_id = self.zk.get_controller_id()
-        endpoint = broker_endpoint(self.zk, controller_id) if controller_id is not None else None
+        endpoint = broker_endpoint(self.zk, controller_id, self.inter_broker) if controller_id is not None else None
         if controller_id == self.broker_id or endpoint is None:
             return responses.elect_leaders_response(requested or [], {}, errors.NotControllerError.code)
         return send_request(
@@ -531,7 +552,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
-            sasl=self.inter_broker_sasl,
+            channel=self.inter_broker.channel,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------
@@ -560,9 +581,12 @@ class KafkaApis:
     async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
         return await asyncio.get_running_loop().run_in_executor(None, self._admin().incremental_alter_configs, body)
 
-    async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
-        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
-        metadata cache has them (no authorizer: authorized operations are "not provided")."""
+    async def handle_describe_cluster_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers on the
+        request's listener, as the metadata cache has them (no authorizer: authorized operations are "not
+        provided")."""
         cache = self.metadata_cache
         controller_id = cache.controller_id
         return {
@@ -573,7 +597,7 @@ class KafkaApis:
             "controller_id": controller_id if controller_id is not None else -1,
             "brokers": [
                 {"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                for b in cache.alive_brokers()
+                for b in cache.alive_brokers(context.listener_name)
             ],
             "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS,
         }
@@ -645,6 +669,49 @@ class KafkaApis:
             "error_message": None,
             "topics": [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()],
         }
+
+    # --- group membership (Kafka's GroupCoordinator: group_coordinator.py, its wire side group_apis.py) -------
+
+    def _register_group_handlers(self, coordinator: GroupCoordinator) -> None:
+        """Serve the membership APIs with `coordinator` (its callbacks plugged into its manager)."""
+        coordinator.startup()
+        self.group_coordinator = coordinator
+        self.group_apis = GroupApis(coordinator)
+        self._handlers.update(
+            {
+                ApiKey.SYNC_GROUP: self.handle_sync_group_request,
+                ApiKey.HEARTBEAT: self.handle_heartbeat_request,
+                ApiKey.LEAVE_GROUP: self.handle_leave_group_request,
+                ApiKey.LIST_GROUPS: self.handle_list_groups_request,
+                ApiKey.DESCRIBE_GROUPS: self.handle_describe_groups_request,
+                ApiKey.DELETE_GROUPS: self.handle_delete_groups_request,
+            }
+        )
+        # JoinGroup needs the connection's address (the member's client host)
+        self._context_handlers[ApiKey.JOIN_GROUP] = self.handle_join_group_request
+        self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
+
+    async def handle_join_group_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        client_host = f"/{context.client_host}"  # Kafka prints the InetAddress: "/127.0.0.1"
+        return await self.group_apis.join_group(body, header.api_version, header.client_id, client_host)
+
+    async def handle_sync_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.sync_group(body, header.api_version)
+
+    async def handle_heartbeat_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.heartbeat(body)
+
+    async def handle_leave_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.leave_group(body, header.api_version)
+
+    async def handle_list_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.list_groups(body)
+
+    async def handle_describe_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.describe_groups(body)
+
+    async def handle_delete_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.delete_groups(body)
 
 
 def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response:

@@ -37,14 +37,13 @@ from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
-from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.network_client import broker_endpoint, inter_broker_channel, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.broker.sasl_config import inter_broker_login
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.log import LogConfig, LogManager
+from kafkaops.cluster.log import CleanerConfig, LogConfig, LogManager
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import StateChangeLogFile
 from kafkaops.cluster.zk import znodes
@@ -58,8 +57,15 @@ T = TypeVar("T")
 
 
 class KafkaServer:
-    def __init__(self, config: BrokerConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.config = config
+        self.inter_broker = inter_broker_channel(config)
+        """The inter-broker listener and its client channel: the controller, the fetchers and the broker's
+        own calls to the controller connect with it."""
         self.broker_id = config.broker_id
         self.clock = clock
         self.log_dirs = [Path(d) for d in config.effective_log_dirs]
@@ -103,6 +109,7 @@ class KafkaServer:
             default_config=default_log_config(self.config),
             clock=self.clock,
             on_dir_offline=self._log_dir_offline,
+            cleaner_config=cleaner_config(self.config),
         )
         self.log_manager.startup()
         self.replica_manager = ReplicaManager(
@@ -113,6 +120,7 @@ class KafkaServer:
             self.zk,
             self.metadata_cache,
             self.clock,
+            channel=self.inter_broker.channel,
         )
         self.controller = self._controller_candidate()
         self.dynamic_config = DynamicBrokerConfig(self.config)
@@ -143,7 +151,7 @@ class KafkaServer:
                 self.config.quota_producer_default,
                 self.config.quota_consumer_default,
             ),
-            inter_broker_sasl=inter_broker_login(self.config),
+            inter_broker=self.inter_broker,
         )
         self.credential_provider = CredentialProvider()
         self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
@@ -182,7 +190,8 @@ class KafkaServer:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 leader_imbalance_check_interval_s=config.leader_imbalance_check_interval_seconds,
-                sasl=inter_broker_login(config),
+                inter_broker_listener_name=self.inter_broker.listener_name,
+                inter_broker_channel=self.inter_broker.channel,
             ),
             self.zk,
             self.state_change_log,
@@ -224,7 +233,10 @@ class KafkaServer:
             endpoints=self.endpoints,
             timestamp_ms=int(self.clock() * 1000),
             rack=self.config.broker_rack,
-            listener_security_protocol_map={e.listener: "PLAINTEXT" for e in self.endpoints},
+            # Kafka's registration maps the advertised listeners only
+            listener_security_protocol_map={
+                e.listener: self.config.security_protocol(e.listener) for e in self.endpoints
+            },
         )
 
     def shutdown(self, controlled: bool = True) -> None:
@@ -238,6 +250,7 @@ class KafkaServer:
                 self.controller.shutdown()
         if self._listening:
             self._loop.call_soon_threadsafe(self.admin_manager.shutdown)
+            self._loop.call_soon_threadsafe(self.apis.group_metadata_manager.shutdown)
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())
@@ -312,7 +325,7 @@ class KafkaServer:
             return None
         if controller_id == self.broker_id and self.controller.is_active:
             return self.controller.controlled_shutdown(self.broker_id, self.broker_epoch)
-        endpoint = broker_endpoint(self.zk, controller_id)
+        endpoint = broker_endpoint(self.zk, controller_id, self.inter_broker)
         if endpoint is None:
             return None
         body = send_request(
@@ -322,7 +335,7 @@ class KafkaServer:
             2,
             {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
             f"broker-{self.broker_id}",
-            sasl=inter_broker_login(self.config),
+            channel=self.inter_broker.channel,
         )
         if body["error_code"] != 0:
             raise KafkaOpsError(f"ControlledShutdown answered error {body['error_code']}")
@@ -340,4 +353,22 @@ def default_log_config(config: BrokerConfig) -> LogConfig:
         index_interval_bytes=config.log_index_interval_bytes,
         max_message_bytes=config.message_max_bytes,
         cleanup_policy=config.log_cleanup_policy,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        max_compaction_lag_ms=config.log_cleaner_max_compaction_lag_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+    )
+
+
+def cleaner_config(config: BrokerConfig) -> CleanerConfig:
+    """The broker's `log.cleaner.*` settings (Kafka's `LogCleaner.cleanerConfig`)."""
+    return CleanerConfig(
+        num_threads=config.log_cleaner_threads,
+        dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+        dedupe_buffer_load_factor=config.log_cleaner_io_buffer_load_factor,
+        io_buffer_size=config.log_cleaner_io_buffer_size,
+        max_message_size=config.message_max_bytes,
+        max_io_bytes_per_second=config.log_cleaner_io_max_bytes_per_second,
+        backoff_ms=config.log_cleaner_backoff_ms,
+        enable_cleaner=config.log_cleaner_enable,
     )

@@ -22,6 +22,7 @@ from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.configs import alter_config, parse_client_quota_entity
 from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.cluster.common.client_channel import ClientChannel
 from kafkaops.cluster.common.errors import SaslAuthenticationFailedError
 from kafkaops.cluster.common.sasl import SaslClientLogin, jaas_config_text
 from kafkaops.cluster.local.cluster import LocalCluster
@@ -175,9 +176,8 @@ def test_scram_sha_256_and_plain_users(sasl_cluster: SaslCluster) -> None:
 
 
 def login(bootstrap: str, mechanism: str, user: str, password: str) -> None:
-    with KafkaClient(
-        bootstrap, retries=0, request_timeout_ms=10000, sasl=SaslClientLogin(mechanism, user, password)
-    ) as c:
+    channel = ClientChannel("SASL_PLAINTEXT", sasl=SaslClientLogin(mechanism, user, password))
+    with KafkaClient(bootstrap, retries=0, request_timeout_ms=10000, channel=channel) as c:
         c.metadata([])
 
 
