@@ -20,6 +20,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 from kafkaops.admin import consumer_perf as perf
 from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
+from kafkaops.admin.kafka_client.client_config import channel_from_properties
 from kafkaops.admin.kafka_client.consumer import OffsetResetPolicy
 from kafkaops.admin.kafka_client.group_consumer import GroupConsumer, GroupConsumerConfig
 from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
@@ -196,7 +197,8 @@ def consumer_perf_test_command(
     if not hide_header:
         sys.stdout.write(perf.header(show_detailed_stats) + "\n")
     try:
-        with KafkaClient(servers, client_id=props.get("client.id", "consumer-perf-test")) as client:
+        channel = channel_from_properties(props)
+        with KafkaClient(servers, client_id=props.get("client.id", "consumer-perf-test"), channel=channel) as client:
             consumer = GroupConsumer(client, [topic], config)
             try:
                 result = perf.consume(consumer, settings, _emit)
