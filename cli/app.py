@@ -69,6 +69,18 @@ LazyTyperGroup.lazy_commands = {
         "This tool is used to verify the producer performance.",
         context_settings=_EXTRA_ARGS,
     ),
+    "consumer-groups": _command(
+        "consumer_groups",
+        "consumer_groups_command",
+        "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or\n"
+        "reset consumer group offsets.",
+        cls="kafkaops.cli.consumer_groups:ConsumerGroupsCommand",
+    ),
+    "consumer-perf-test": _command(
+        "consumer_perf",
+        "consumer_perf_test_command",
+        "This tool helps in performance test for the full zookeeper consumer.",
+    ),
     "replica-verification": _command(
         "replica_verification",
         "replica_verification_command",
