@@ -307,11 +307,6 @@ def test_bad_input_gets_kafkas_message_exit_1_and_commits_nothing(
     assert _committed(groups_cluster, "guarded-group", "guarded", 1) == {0: 4}
 
 
-@pytest.mark.xfail(
-    reason="the groups branch answers DeleteGroups with the number of offsets GroupMetadataManager.delete_group "
-    "removed, read as an error code (1 here: OFFSET_OUT_OF_RANGE), a seam between the groups and offsets slices",
-    strict=False,
-)
 def test_delete_of_an_empty_group(groups_cluster: LocalCluster, gzk: KafkaZkClient) -> None:
     _topic(groups_cluster, gzk, "deleting", {0: 2})
     consumer = _member(groups_cluster, "deleted-group", "deleting")
