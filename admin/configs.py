@@ -14,13 +14,14 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kafkaops.admin.client_quotas import refuse_scram_credentials, validate_quota_config
+from kafkaops.admin.client_quotas import validate_quota_config
 from kafkaops.admin.config_def import (
     BROKER_CONFIGS_UPDATABLE_WHILE_RUNNING,
     validate_broker_config,
     validate_topic_config,
 )
 from kafkaops.admin.topics import validate_topic_name
+from kafkaops.admin.user_scram_credentials import preprocess_scram_credentials
 from kafkaops.cluster.common.config_types import ConfigKey
 from kafkaops.cluster.common.config_types import ConfigType as ConfigValueType
 from kafkaops.cluster.common.errors import (
@@ -178,8 +179,8 @@ def alter_config(
         raise InvalidArgumentError(f"an entity name must be specified with --alter of {entity.entity_type}")
     if entity.entity_type == ConfigType.BROKER:
         _check_brokers_not_running(zk, entity, add)
-    if isinstance(entity, ClientQuotaConfigEntity):
-        refuse_scram_credentials(add)
+    if entity.entity_type == ConfigType.USER:
+        add = preprocess_scram_credentials(add)
     path = entity.full_sanitized_name if isinstance(entity, ClientQuotaConfigEntity) else entity.name
     current, version = zk.get_entity_config(entity.entity_type, path)
     missing = [key for key in delete if key not in current]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.admin.client_quotas import SCRAM_MECHANISMS, FilterComponent, QuotaAlteration, QuotaEntity
+from kafkaops.admin.kafka_client import user_scram_credentials as scram_admin
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.client_quotas import alter_client_quotas, describe_client_quotas
 from kafkaops.admin.kafka_client.config_admin import (
@@ -34,7 +35,8 @@ from kafkaops.admin.kafka_client.topic_admin import list_topics, live_brokers
 from kafkaops.admin.topics import validate_topic_name
 from kafkaops.cluster.common.config_types import ConfigType as ValueType
 from kafkaops.cluster.common.config_types import parse_value
-from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError
+from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError, ResourceNotFoundError
+from kafkaops.cluster.common.java_errors import java_exception_text
 from kafkaops.cluster.common.jvm_text import (
     hash_map_order,
     java_hash_map_order,
@@ -195,8 +197,7 @@ def check_quota_changes(
     entity_types: Sequence[str], entity_names: Sequence[str], add: Mapping[str, str], delete: Sequence[str]
 ) -> None:
     """`alterConfig`'s checks for users and clients with `--bootstrap-server`, with Kafka's texts
-    (Scala's `Set(...)` / `ArrayBuffer(...)` included). SCRAM credentials, which Kafka alters with
-    AlterUserScramCredentials, are refused past Kafka's own checks: kafkaops' brokers have no SASL."""
+    (Scala's `Set(...)` / `ArrayBuffer(...)` included)."""
     is_scram = SCRAM_MECHANISMS.__contains__
     is_quota = client_quotas.is_client_or_user_quota_config
     unknown_add = _scala_keys(add, lambda k: not is_scram(k) and not is_quota(k))
@@ -239,7 +240,6 @@ def check_quota_changes(
                 f"Cannot alter both quota and SCRAM credential configs simultaneously for '{user}' using "
                 "--bootstrap-server."
             )
-        client_quotas.refuse_scram_credentials({k: "" for k in scram_add + scram_delete})
 
 
 def alter_quota_entity(
@@ -253,6 +253,10 @@ def alter_quota_entity(
     default). Raises InvalidArgumentError / InvalidConfigurationError (Kafka's texts) before anything is
     sent, else the broker's error for the entity."""
     check_quota_changes(entity_types, entity_names, add, delete)
+    is_quota = client_quotas.is_client_or_user_quota_config
+    if not any(is_quota(k) for k in add) and not any(is_quota(k) for k in delete):
+        alter_user_scram_credential_configs(client, entity_names[0], add, delete)
+        return
     if len(entity_types) != len(entity_names):
         raise InvalidArgumentError("Exactly one entity name must be specified for every entity type")
     described = describe_quota_entities(client, entity_types, entity_names)
@@ -271,3 +275,33 @@ def alter_quota_entity(
     [(_, error)] = alter_client_quotas(client, [QuotaAlteration(entity, tuple(ops))])
     if error is not None:
         raise error
+
+
+def alter_user_scram_credential_configs(
+    client: KafkaClient, user: str, add: Mapping[str, str], delete: Sequence[str]
+) -> None:
+    """`ConfigCommand.alterUserScramCredentialConfigs`: one AlterUserScramCredentials for the user. Raises
+    InvalidArgumentError (Kafka's texts) before anything is sent, else the broker's error for the user."""
+    deletions, upsertions = user_scram_credentials.scram_alterations(user, add, delete)
+    for _, error in scram_admin.alter_user_scram_credentials(client, deletions, upsertions):
+        if error is not None:
+            raise error
+
+
+def user_scram_credential_lines(client: KafkaClient, entity_names: Sequence[str]) -> list[str]:
+    """`describeClientQuotaAndUserScramCredentialConfigs`' SCRAM part: a line per user with credentials
+    (those without any are left out, as the admin client's `users()` leaves them), no secret shown."""
+    lines = []
+    for description in scram_admin.describe_user_scram_credentials(client, list(entity_names)):
+        error, user = description.error, description.user
+        if error is not None and error.code == ResourceNotFoundError.code:
+            continue
+        if error is not None:
+            text = java_exception_text(error.code, error.message)
+            lines.append(
+                f"Error retrieving SCRAM credential configs for user-principal '{user}': ExecutionException: {text}"
+            )
+            continue
+        infos = ", ".join(f"{name}=iterations={iterations}" for name, iterations in description.credential_infos)
+        lines.append(f"SCRAM credential configs for user-principal '{user}' are {infos}")
+    return lines

@@ -2,32 +2,114 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Annotated
 
 import typer
 
-from kafkaops.cli import (
-    broker_api_versions,
-    cluster,
-    configs,
-    console,
-    delete_records,
-    dump_log,
-    get_offsets,
-    leader_election,
-    log_dirs,
-    preferred_replica_election,
-    reassign_partitions,
-    replica_verification,
-    state_change_log_merger,
-    topics,
-    zookeeper_security_migration,
-)
+from kafkaops.cli.launcher import version_text
+from kafkaops.cli.lazy_group import LazyCommand, LazyTyperGroup
 from kafkaops.cluster.local.signals import EXIT_SIGINT, install_signal_handlers
+
+
+def _command(module: str, attribute: str, summary: str, **settings: object) -> LazyCommand:
+    return LazyCommand(f"kafkaops.cli.{module}", attribute, summary, dict(settings))
+
+
+_EXTRA_ARGS = {"allow_extra_args": True}
+
+LazyTyperGroup.lazy_commands = {
+    "topics": _command(
+        "topics",
+        "topics_command",
+        "Create, delete, describe, or change a topic (Kafka's kafka-topics, ZooKeeper mode).",
+        context_settings={"allow_interspersed_args": True},
+    ),
+    "configs": _command(
+        "configs",
+        "configs_command",
+        "Add/remove or list entity configs for topics, brokers, users and clients (Kafka's kafka-configs, "
+        "ZooKeeper mode).",
+        cls="kafkaops.cli.configs:ConfigsCommand",
+    ),
+    "state-change-log-merger": _command(
+        "state_change_log_merger",
+        "state_change_log_merger_command",
+        "Merge the state-change logs of several brokers into one timeline (Kafka's StateChangeLogMerger).",
+    ),
+    "reassign-partitions": _command(
+        "reassign_partitions",
+        "reassign_partitions_command",
+        "Move topic partitions between brokers (Kafka's kafka-reassign-partitions).",
+    ),
+    "preferred-replica-election": _command(
+        "preferred_replica_election",
+        "preferred_replica_election_command",
+        "Move leadership back to each partition's preferred replica (Kafka's kafka-preferred-replica-election).",
+    ),
+    "leader-election": _command(
+        "leader_election",
+        "leader_election_command",
+        "Elect new leaders: the preferred replicas, or unclean replicas (Kafka's kafka-leader-election).",
+    ),
+    "console-producer": _command(
+        "console",
+        "console_producer_command",
+        "Read data from standard input and publish it to Kafka, one record per line.",
+        context_settings=_EXTRA_ARGS,
+    ),
+    "console-consumer": _command(
+        "console",
+        "console_consumer_command",
+        "Read data from Kafka topics and write it to standard output.",
+        context_settings=_EXTRA_ARGS,
+    ),
+    "producer-perf-test": _command(
+        "console",
+        "producer_perf_test_command",
+        "This tool is used to verify the producer performance.",
+        context_settings=_EXTRA_ARGS,
+    ),
+    "replica-verification": _command(
+        "replica_verification",
+        "replica_verification_command",
+        "Validate that all replicas for a set of topics have the same data.",
+    ),
+    "log-dirs": _command(
+        "log_dirs",
+        "log_dirs_command",
+        "Query the log dirs of brokers: sizes, offset lags, future logs (Kafka's kafka-log-dirs).",
+    ),
+    "delete-records": _command(
+        "delete_records",
+        "delete_records_command",
+        "Delete records of partitions up to the given offsets (Kafka's kafka-delete-records).",
+    ),
+    "zookeeper-security-migration": _command(
+        "zookeeper_security_migration",
+        "zookeeper_security_migration_command",
+        "ZooKeeper Migration Tool Help. This tool updates the ACLs of znodes as part of the process of setting up\n"
+        "ZooKeeper authentication.",
+    ),
+    "dump-log": _command(
+        "dump_log",
+        "dump_log_command",
+        "This tool helps to parse a log file and dump its contents to the console, useful for debugging a "
+        "seemingly\ncorrupt log segment.",
+    ),
+    "get-offsets": _command(
+        "get_offsets", "get_offsets_command", "An interactive shell for getting topic-partition offsets."
+    ),
+    "broker-api-versions": _command(
+        "broker_api_versions",
+        "broker_api_versions_command",
+        "This tool helps to retrieve broker version information.",
+    ),
+    "cluster": LazyCommand("kafkaops.cli.cluster", "app", "Run a local cluster.", is_group=True),
+}
 
 app = typer.Typer(
     name="kafkaops",
+    cls=LazyTyperGroup,
     help="Apache Kafka's ZooKeeper-era operations scripts, rebuilt in Python.",
     no_args_is_help=True,
     add_completion=False,
@@ -39,7 +121,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kafkaops {metadata.version('kafkaops')} (Kafka 2.8 ZooKeeper-mode tools)")
+        typer.echo(version_text())
         raise typer.Exit()
 
 
@@ -50,25 +132,6 @@ def _main(
     ] = False,
 ) -> None:
     """Apache Kafka's ZooKeeper-era operations scripts, rebuilt in Python."""
-
-
-app.command("topics", context_settings={"allow_interspersed_args": True})(topics.topics_command)
-app.command("configs", cls=configs.ConfigsCommand)(configs.configs_command)
-app.command("state-change-log-merger")(state_change_log_merger.state_change_log_merger_command)
-app.command("reassign-partitions")(reassign_partitions.reassign_partitions_command)
-app.command("preferred-replica-election")(preferred_replica_election.preferred_replica_election_command)
-app.command("leader-election")(leader_election.leader_election_command)
-app.command("console-producer", context_settings={"allow_extra_args": True})(console.console_producer_command)
-app.command("console-consumer", context_settings={"allow_extra_args": True})(console.console_consumer_command)
-app.command("producer-perf-test", context_settings={"allow_extra_args": True})(console.producer_perf_test_command)
-app.command("replica-verification")(replica_verification.replica_verification_command)
-app.command("log-dirs")(log_dirs.log_dirs_command)
-app.command("delete-records")(delete_records.delete_records_command)
-app.command("zookeeper-security-migration")(zookeeper_security_migration.zookeeper_security_migration_command)
-app.command("dump-log")(dump_log.dump_log_command)
-app.command("get-offsets")(get_offsets.get_offsets_command)
-app.command("broker-api-versions")(broker_api_versions.broker_api_versions_command)
-app.add_typer(cluster.app, name="cluster")
 
 
 def main() -> None:

@@ -6,17 +6,19 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
 
-from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.admin.kafka_client.client_config import AdminClientConfig, open_admin_client, read_command_config
 from kafkaops.cluster.common.errors import InvalidArgumentError, UserError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient
+
+if TYPE_CHECKING:
+    from kafkaops.admin.kafka_client.client import KafkaClient
+    from kafkaops.admin.kafka_client.client_config import AdminClientConfig
 
 ZookeeperOption = Annotated[
     str | None,
@@ -88,6 +90,10 @@ def admin_client(
     """A client on `--bootstrap-server` configured by `--command-config` (or the local cluster's client
     properties, `command_config_for`), closed on exit, with its settings (the admin calls' timeouts). Raises
     InvalidArgumentError for a bad file or server list."""
+    # the Kafka client (and the protocol's schemas) only for --bootstrap-server: a ZooKeeper-mode command
+    # starts without them
+    from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
+
     config = read_command_config(command_config_for(bootstrap_server, command_config, state), default_client_id)
     with open_admin_client(bootstrap_server, config) as client:
         yield client, config

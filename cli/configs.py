@@ -394,21 +394,27 @@ def _run_quotas_via_admin(
     to_add: dict[str, str],
     to_delete: list[str],
 ) -> tuple[list[str], object]:
-    """Kafka's `alterConfig` / `describeQuotaConfigs` of users and clients with an AdminClient, and their
-    texts (SCRAM credentials are neither altered nor described: kafkaops' brokers have no SASL)."""
+    """Kafka's `alterConfig` / `describeClientQuotaAndUserScramCredentialConfigs` of users and clients with an
+    AdminClient, and their texts (SCRAM credentials through Describe/AlterUserScramCredentials)."""
     if alter:
         configs_admin_ops.alter_quota_entity(client, entity_types, entity_names, to_add, to_delete)
         document: object = {
             "entity_types": entity_types,
             "entity_names": [n or None for n in entity_names],
-            "added": to_add,
+            # a SCRAM password is never shown
+            "added": {k: "[hidden]" if k in client_quotas.SCRAM_MECHANISMS else v for k, v in to_add.items()},
             "deleted": to_delete,
         }
         return [completed_text(entity_types[0], entity_names[0])], document
     described = configs_admin_ops.describe_quota_entities(client, entity_types, entity_names)
     lines = [quota_configs_text(entity, values) for entity, values in described]
-    document = [{"entity": entity, "configs": values} for entity, values in described]
-    return lines, document
+    items: list[dict[str, object]] = [{"entity": entity, "configs": values} for entity, values in described]
+    # SCRAM credentials only without clients and without a default (Kafka's condition)
+    if ConfigType.CLIENT not in entity_types and "" not in entity_names:
+        scram = configs_admin_ops.user_scram_credential_lines(client, entity_names)
+        lines.extend(scram)
+        items.extend({"scram_credentials": line} for line in scram)
+    return lines, items
 
 
 def config_entry_line(entry: ConfigEntry) -> str:

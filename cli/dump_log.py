@@ -9,7 +9,8 @@ Differences from Kafka:
 * Keys and values decode as UTF-8 text only: `--key-decoder-class` / `--value-decoder-class` accept
   Kafka's default `kafka.serializer.StringDecoder` and refuse any other class (no JVM to load it into),
   and need the class name (Kafka's may be given alone);
-  `--offsets-decoder`, `--transaction-log-decoder` and `--cluster-metadata-decoder` are refused.
+  `--transaction-log-decoder` and `--cluster-metadata-decoder` are refused (`--offsets-decoder` decodes
+  `__consumer_offsets` records as Kafka's does).
 * Where Kafka dies with a stack trace (a failed `--index-sanity-check`, a corrupt batch header, a file
   that does not exist, an index entry with no batch within `--max-message-size`) this prints one line
   with Kafka's message where it has one, after the lines dumped so far, and exits 1.
@@ -104,7 +105,13 @@ def dump_log_command(
             help=f"if set, used to deserialize the keys. Only {STRING_DECODER} (UTF-8 text).",
         ),
     ] = None,
-    offsets_decoder: Annotated[bool, typer.Option("--offsets-decoder", hidden=True)] = False,
+    offsets_decoder: Annotated[
+        bool,
+        typer.Option(
+            "--offsets-decoder",
+            help="if set, log data will be parsed as offset data from the __consumer_offsets topic.",
+        ),
+    ] = False,
     transaction_log_decoder: Annotated[bool, typer.Option("--transaction-log-decoder", hidden=True)] = False,
     cluster_metadata_decoder: Annotated[bool, typer.Option("--cluster-metadata-decoder", hidden=True)] = False,
     skip_record_metadata: Annotated[
@@ -119,16 +126,19 @@ def dump_log_command(
         raise UsageError('Missing required argument "[files]"')
     _check_decoder("--value-decoder-class", value_decoder_class)
     _check_decoder("--key-decoder-class", key_decoder_class)
-    _refuse("--offsets-decoder", offsets_decoder)
     _refuse("--transaction-log-decoder", transaction_log_decoder)
     _refuse("--cluster-metadata-decoder", cluster_metadata_decoder)
     options = DumpOptions(
-        print_data_log=print_data_log or value_decoder_class is not None or key_decoder_class is not None,
+        print_data_log=print_data_log
+        or offsets_decoder
+        or value_decoder_class is not None
+        or key_decoder_class is not None,
         deep_iteration=deep_iteration,
         verify_index_only=verify_index_only,
         index_sanity_check=index_sanity_check,
         skip_record_metadata=skip_record_metadata,
         max_message_size=max_message_size,
+        offsets_decoder=offsets_decoder,
     )
     errors = DumpErrors()
     out = sys.stdout

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kafkaops.admin import topics as admin_topics
-from kafkaops.admin import topics_admin_ops
 from kafkaops.admin.assignment import parse_replica_assignment
-from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.admin.kafka_client.client_config import AdminClientConfig
 from kafkaops.cli.common import (
     ONLY_ONE_CONNECTION,
     BootstrapServerOption,
@@ -24,6 +21,10 @@ from kafkaops.cli.common import (
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.zk.client import KafkaZkClient
+
+if TYPE_CHECKING:
+    from kafkaops.admin.kafka_client.client import KafkaClient
+    from kafkaops.admin.kafka_client.client_config import AdminClientConfig
 
 DESCRIPTION = "Create, delete, describe, or change a topic."
 ERROR_PREFIX = "Error while executing topic command : "
@@ -341,6 +342,8 @@ def _run_via_zookeeper(zk: KafkaZkClient, r: _TopicRequest) -> Rendered:
 
 def _run_via_admin(client: KafkaClient, client_config: AdminClientConfig, r: _TopicRequest) -> Rendered:
     """Kafka's AdminClientTopicService: --alter and --delete print nothing there."""
+    from kafkaops.admin import topics_admin_ops  # the Kafka client's modules, for this mode only
+
     match r.action:
         case "create":
             return _create_via_admin(
@@ -411,6 +414,8 @@ def _create_via_admin(
 ) -> Rendered:
     """Kafka's AdminClient createTopic: the same warnings and line as through ZooKeeper; the broker's
     defaults for a partition count or replication factor left out."""
+    from kafkaops.admin import topics_admin_ops
+
     lines = [COLLISION_WARNING] if admin_topics.has_collision_chars(name) else []
     lines.extend(_message_format_warning(topic_config))
     created = topics_admin_ops.create_topic(
@@ -424,6 +429,8 @@ def _create_via_admin(
 def _list_via_admin(client: KafkaClient, topic: str | None, exclude_internal: bool) -> Rendered:
     """Kafka's AdminClient listTopics prints the names joined by newlines in one println: an empty
     listing is one empty line."""
+    from kafkaops.admin import topics_admin_ops
+
     listing = topics_admin_ops.list_topic_names(client, topic, exclude_internal)
     return ["\n".join(t.topic for t in listing)], [dataclasses.asdict(t) for t in listing]
 

@@ -197,7 +197,7 @@ def entry_lines(lines: DataFrame, spec: EntryFilter, *, fields: bool) -> DataFra
     value = F.col("value")
     content = F.when(value.endswith("\r"), value.substr(F.lit(1), F.length(value) - 1)).otherwise(value)
     starts = value.rlike("^" + p.ENTRY_START)
-    ts = F.when(starts, value.substr(p.TIMESTAMP_SLICE.start + 1, p.TIMESTAMP_WIDTH))
+    ts = F.when(starts, F.regexp_extract(value, p.ENTRY_TIMESTAMP, 1))  # either layout
     parse = fields or spec.needs_fields
     level = F.when(starts, F.nullif(F.regexp_extract(content, p.HEADER, p.HEADER_LEVEL), F.lit("")))
     message = F.when(starts, F.regexp_extract(content, p.HEADER, p.HEADER_MESSAGE)).otherwise(content)

@@ -25,9 +25,11 @@ def split_entries(lines: list[bytes], *, file_start: bool) -> tuple[list[bytes],
     """Lines of whole entries (see `sources.read_lines`) into (keys, texts), one of each per entry.
 
     A line starting with `[yyyy-MM-dd HH:mm:ss,SSS]` starts an entry, and those 25 bytes are its key
-    (`model.RawEntry.key`); every other line (stack trace, wrapped message, garbage) belongs to the
-    entry above it. At the start of a file, lines before the first timestamp form one orphan entry keyed
-    ORPHAN_KEY. Lines come without their `\\n`, so `\\r\\n` files pass through byte for byte.
+    (`model.RawEntry.key`); so does one starting with `yyyy-MM-dd HH:mm:ss,SSS ` (the layout without
+    brackets), keyed `[yyyy-MM-dd HH:mm:ss,SSS]` all the same (`entry_key`); every other line (stack trace,
+    wrapped message, garbage) belongs to the entry above it. At the start of a file, lines before the first
+    timestamp form one orphan entry keyed ORPHAN_KEY. Lines come without their `\\n`, so `\\r\\n` files
+    pass through byte for byte.
 
     This is the merger's inner loop: one slice per line, then one test in C of all of them at once; a
     list whose lines all start entries (most lists) is used as it is, its slices as its keys. Nothing
@@ -40,20 +42,32 @@ def split_entries(lines: list[bytes], *, file_start: bool) -> tuple[list[bytes],
     # are all such iff they are KEY_WIDTH long each and together a prefix of _ENTRY_SHAPES.
     if len(heads) != p.KEY_WIDTH * len(keys) or not _ENTRY_SHAPES.startswith(heads.translate(_MASK_DIGITS)):
         shapes = b"\n".join(keys).translate(_MASK_DIGITS).split(b"\n")
-        continuations = list(compress(count(), map(_ENTRY_SHAPE.__ne__, shapes)))
+        odd = list(compress(count(), map(_ENTRY_SHAPE.__ne__, shapes)))
+        plain = [i for i in odd if shapes[i].startswith(_PLAIN_SHAPE)]
+        continuations = [i for i in odd if not shapes[i].startswith(_PLAIN_SHAPE)] if plain else odd
         if continuations and continuations[0] == 0:
             del continuations[0]  # the first line starts the first text whatever it is
         if continuations:
             texts = _join_continuations(texts, continuations)
-            keys = list(map(_KEY, texts))
+        keys = list(map(entry_key, texts)) if plain else list(map(_KEY, texts)) if continuations else keys
     if file_start and not p.ENTRY_START_RE.match(texts[0]):
         keys[0] = ORPHAN_KEY
     return keys, texts
 
 
+def entry_key(text: bytes) -> bytes:
+    """The merge key of an entry's text: its first 25 bytes, or `[timestamp]` for the layout without
+    brackets, so that entries of both layouts sort by time together."""
+    if text[:1] != b"[" and text[:24].translate(_MASK_DIGITS) == _PLAIN_SHAPE:
+        return b"[" + text[:23] + b"]"
+    return text[: p.KEY_WIDTH]
+
+
 _MASK_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _ENTRY_SHAPE = b"[0000-00-00 00:00:00,000]"
-"""What a line that starts an entry (`patterns.ENTRY_START`) begins with, once its digits are masked."""
+_PLAIN_SHAPE = b"0000-00-00 00:00:00,000 "
+"""What a line that starts an entry (`patterns.ENTRY_START`) begins with, once its digits are masked, in
+Kafka's layout and in the layout without brackets."""
 _ENTRY_SHAPES = _ENTRY_SHAPE * (1 << 16)
 """The masked heads of a list of lines that all start entries are a prefix of this (1.6 MB; a list of
 more lines takes the slow path, as any list with a continuation line does)."""
@@ -148,7 +162,7 @@ def parse_first_line(line: str) -> tuple[str, str | None, str]:
     """(timestamp, level, message) of a line that starts an entry (see `patterns.HEADER`)."""
     match = p.HEADER_RE.match(line)
     if match is None:  # cannot happen for a line that starts with ENTRY_START; kept total anyway
-        return line[p.TIMESTAMP_SLICE], None, line
+        return line.lstrip("[")[: p.TIMESTAMP_WIDTH], None, line
     return (
         match.group(p.HEADER_TIMESTAMP),
         match.group(p.HEADER_LEVEL),

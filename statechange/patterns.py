@@ -17,24 +17,28 @@ from __future__ import annotations
 
 import re
 
-# --- the log4j layout `[%d] %p %m (%c)%n` (kafka-reference.md §4.1) ---------------------------------
+# --- the log4j layouts: Kafka's `[%d] %p %m (%c)%n` (kafka-reference.md §4.1), and `%d %p %m (%c)%n`
+# without the brackets, as Strimzi's Kafka images write it (`%d{ISO8601} %p %m (%c) [%t]%n`: its console
+# layout also names the thread after the logger) ---------------------------------------------------------
 
 TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3}"
 """`%d` in log4j's ISO8601 form: fixed width, so timestamps compare correctly as strings or bytes."""
 
 TIMESTAMP_WIDTH = 23
-TIMESTAMP_SLICE = slice(1, 1 + TIMESTAMP_WIDTH)
-"""Where the timestamp sits in a line that starts an entry (after the opening `[`)."""
 
 KEY_WIDTH = 2 + TIMESTAMP_WIDTH
-"""`[2024-05-01 13:00:00,123]`: the head of a line that starts an entry, which the streaming merge sorts
-by (brackets included: every key has them, so keys compare as their timestamps do)."""
+"""`[2024-05-01 13:00:00,123]`: the head of a line that starts an entry in Kafka's layout, which the
+streaming merge sorts by. An entry in the layout without brackets is keyed the same way (`parse.entry_key`):
+every key has the brackets, so keys compare as their timestamps do, whatever layout each line came in."""
 
 NUMBER = r"([0-9]{1,18})"
 """Ids, epochs and partition numbers; bounded so that the JVM side can cast to bigint without overflow."""
 
-ENTRY_START = r"\[" + TIMESTAMP + r"\]"
+ENTRY_START = r"(?:\[" + TIMESTAMP + r"\]|" + TIMESTAMP + r" )"
 """A line that starts with this starts a new entry; any other line continues the entry above it."""
+
+ENTRY_TIMESTAMP = r"^\[?(" + TIMESTAMP + r")"
+"""The timestamp of a line that starts an entry, in either layout (group 1)."""
 
 ENTRY_BREAK = r"\n(?=" + ENTRY_START + ")"
 """The newline before a line that starts an entry: where a block of lines splits into entries."""
@@ -42,14 +46,15 @@ ENTRY_BREAK = r"\n(?=" + ENTRY_START + ")"
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 HEADER = (
-    r"(?s)^\[(" + TIMESTAMP + r")\] ?"
+    r"(?s)^\[?(" + TIMESTAMP + r")\]? ?"
     r"(?:(" + "|".join(LEVELS) + r")(?: +|(?![\s\S])))?"
-    # Greedy, then back off to a ` (logger)` suffix if there is one: a few steps from the line's end,
-    # where a lazy `.*?` would try the suffix at every character.
-    r"(.*(?= \([a-zA-Z0-9_.$-]+\)(?![\s\S]))|.*)"
+    # Greedy, then back off to a ` (logger)` suffix (and Strimzi's ` [thread]` after it) if there is one: a
+    # few steps from the line's end, where a lazy `.*?` would try the suffix at every character.
+    r"(.*(?= \([a-zA-Z0-9_.$-]+\)(?: \[[^\]\n]*\])?(?![\s\S]))|.*)"
 )
 """The first line of an entry: timestamp, level (absent if the line does not follow the layout), message
-without the ` (state.change.logger)` suffix. It matches every line that starts with ENTRY_START."""
+without the ` (state.change.logger)` suffix (nor a ` [thread]` after it). It matches every line that starts
+with ENTRY_START."""
 HEADER_TIMESTAMP, HEADER_LEVEL, HEADER_MESSAGE = 1, 2, 3
 
 # --- who wrote the message (kafka-reference.md §4.2) ----------------------------------------------

@@ -27,13 +27,19 @@ settings.load_profile("kafkaops")
 _DIRECTORY_MARKERS = {"cluster": ("slow",), "spark": ("slow", "spark")}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests_dir = Path(__file__).parent
     for item in items:
         if not item.path.is_relative_to(tests_dir):
             continue
-        for marker in _DIRECTORY_MARKERS.get(item.path.relative_to(tests_dir).parts[0], ()):
+        relative = item.path.relative_to(tests_dir)
+        for marker in _DIRECTORY_MARKERS.get(relative.parts[0], ()):
             item.add_marker(marker)
+        # Under `pytest -n 2 --dist loadgroup` (the README's command) a file's tests stay on one worker, so a
+        # module-scoped cluster starts once, and every Spark test shares one worker's Spark session.
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group("spark" if relative.parts[0] == "spark" else str(relative)))
 
 
 @pytest.fixture(scope="session")

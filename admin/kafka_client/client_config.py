@@ -5,11 +5,12 @@ Kafka's tools load the file with `Utils.loadProps`, put `--bootstrap-server` ove
 and hand it to an admin client or a consumer. The settings our client has are applied (`client.id`,
 `request.timeout.ms`, `default.api.timeout.ms`, `retries`, `retry.backoff.ms`); a value that is not a
 number gets Java's `ConfigException` text. Other keys are accepted and ignored, as Kafka's clients only
-log them ("supplied but isn't a known config"). `security.protocol` PLAINTEXT or SSL, with the PEM
-`ssl.*` settings (cluster/common/ssl_factory.py: `ssl.truststore.type=PEM`, `ssl.truststore.location` or
-`ssl.truststore.certificates`, `ssl.keystore.*` and `ssl.key.password` for a client certificate,
-`ssl.endpoint.identification.algorithm`, `ssl.enabled.protocols`); SASL_PLAINTEXT and SASL_SSL are
-refused until the client speaks SASL: a clear message rather than a failure on the wire.
+log them ("supplied but isn't a known config"). `security.protocol` PLAINTEXT, SSL, SASL_PLAINTEXT or
+SASL_SSL, with the PEM `ssl.*` settings (cluster/common/ssl_factory.py: `ssl.truststore.type=PEM`,
+`ssl.truststore.location` or `ssl.truststore.certificates`, `ssl.keystore.*` and `ssl.key.password` for a
+client certificate, `ssl.endpoint.identification.algorithm`, `ssl.enabled.protocols`); for SASL the client
+logs in with `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and the user and password of
+`sasl.jaas.config`'s login module.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from kafkaops.admin.configs import load_properties
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, SECURITY_PROTOCOLS, ClientChannel, client_channel
 from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidConfigurationError
+from kafkaops.cluster.common.sasl import client_login
 
-SPOKEN_PROTOCOLS = ("PLAINTEXT", "SSL")
-"""The security protocols our client speaks (SASL comes with the SASL client)."""
+SPOKEN_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+"""The security protocols our client speaks: all of Kafka's but GSSAPI's Kerberos (refused by mechanism)."""
 INT_MAX = 2147483647
 
 
@@ -81,8 +83,11 @@ def channel_from_properties(properties: Mapping[str, str]) -> ClientChannel:
             f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks "
             + " and ".join(SPOKEN_PROTOCOLS)
         )
+    sasl = None
+    if protocol.startswith("SASL_"):
+        sasl = client_login(properties.get("sasl.mechanism", "GSSAPI").strip(), properties.get("sasl.jaas.config"))
     try:
-        return client_channel(protocol, properties)
+        return client_channel(protocol, properties, sasl)
     except InvalidConfigurationError as error:
         raise InvalidArgumentError(str(error)) from None
 
@@ -90,7 +95,7 @@ def channel_from_properties(properties: Mapping[str, str]) -> ClientChannel:
 def admin_client_config(properties: Mapping[str, str], default_client_id: str) -> AdminClientConfig:
     """The settings of a command-config file's properties; `client.id` from the file, else the tool's.
     Raises InvalidArgumentError with Kafka's `ConfigException` texts, or for a security protocol our
-    client does not speak yet."""
+    client does not speak."""
     channel = channel_from_properties(properties)
     return AdminClientConfig(
         client_id=properties.get("client.id", "").strip() or default_client_id,

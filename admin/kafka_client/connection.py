@@ -24,6 +24,7 @@ from kafkaops.cluster.common.errors import (
     UnsupportedVersionError,
     from_code,
 )
+from kafkaops.cluster.protocol import sasl_client_authenticator
 from kafkaops.cluster.protocol.framing import CorrelationIds, check_correlation_id, frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
@@ -84,7 +85,8 @@ class BrokerConnection:
         channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
         self.channel = channel
-        """The security protocol's way in (TLS for SSL); `security.protocol` of the client's settings."""
+        """The security protocol's way in (TLS for SSL, the login for SASL); `security.protocol` of the client's
+        settings."""
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -116,6 +118,18 @@ class BrokerConnection:
         except BrokerError as error:
             self.close()
             raise NotSent(error) from error
+        if self.channel.sasl is not None:  # after ApiVersions, as Kafka's clients log in
+            try:
+                sasl_client_authenticator.authenticate(self._negotiated_request, self.channel.sasl)
+            except sasl_client_authenticator.FINAL_ERRORS:
+                self.close()  # a refused login is final: raised as it is, never retried
+                raise
+            except BrokerError as error:
+                self.close()
+                raise NotSent(error) from error
+
+    def _negotiated_request(self, api_key: ApiKey, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request(api_key, self.version(api_key), body, self.timeout_s)
 
     def _api_versions(self) -> dict[int, tuple[int, int]]:
         """ApiVersions at our newest version, as Kafka's NetworkClient asks: a broker that does not know it

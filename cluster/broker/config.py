@@ -42,6 +42,7 @@ from kafkaops.cluster.zk.values import EndPoint
 
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
 _BOOL, _STRING, _LIST = ConfigType.BOOLEAN, ConfigType.STRING, ConfigType.LIST
+_DOUBLE = ConfigType.DOUBLE
 _null = ConfigKey.null_default
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
@@ -87,6 +88,17 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("log.retention.bytes", _LONG, "-1"),
         ConfigKey("log.retention.check.interval.ms", _LONG, "300000", at_least(1)),
         ConfigKey("log.cleanup.policy", _LIST, "delete", each_one_of("compact", "delete")),
+        ConfigKey("log.cleaner.threads", _INT, "1", at_least(0)),
+        ConfigKey("log.cleaner.io.max.bytes.per.second", _DOUBLE, "1.7976931348623157E308"),
+        ConfigKey("log.cleaner.dedupe.buffer.size", _LONG, "134217728"),
+        ConfigKey("log.cleaner.io.buffer.size", _INT, "524288", at_least(0)),
+        ConfigKey("log.cleaner.io.buffer.load.factor", _DOUBLE, "0.9"),
+        ConfigKey("log.cleaner.backoff.ms", _LONG, "15000", at_least(0)),
+        ConfigKey("log.cleaner.min.cleanable.ratio", _DOUBLE, "0.5"),
+        ConfigKey("log.cleaner.enable", _BOOL, "true"),
+        ConfigKey("log.cleaner.delete.retention.ms", _LONG, "86400000"),
+        ConfigKey("log.cleaner.min.compaction.lag.ms", _LONG, "0"),
+        ConfigKey("log.cleaner.max.compaction.lag.ms", _LONG, str(LONG_MAX)),
         ConfigKey("log.index.size.max.bytes", _INT, "10485760", at_least(4)),
         ConfigKey("log.index.interval.bytes", _INT, "4096", at_least(0)),
         ConfigKey("log.flush.interval.messages", _LONG, str(LONG_MAX), at_least(1)),
@@ -123,9 +135,19 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("controlled.shutdown.max.retries", _INT, "3"),
         ConfigKey("controlled.shutdown.retry.backoff.ms", _LONG, "5000"),
         ConfigKey("controlled.shutdown.enable", _BOOL, "true"),
+        ConfigKey("group.min.session.timeout.ms", _INT, "6000"),
+        ConfigKey("group.max.session.timeout.ms", _INT, "1800000"),
         ConfigKey("group.initial.rebalance.delay.ms", _INT, "3000"),
+        ConfigKey("group.max.size", _INT, "2147483647", at_least(1)),
+        # offset management (Kafka's definition order); offsets.topic.compression.codec 0 is "none"
+        ConfigKey("offset.metadata.max.bytes", _INT, "4096"),
+        ConfigKey("offsets.load.buffer.size", _INT, "5242880", at_least(1)),
         ConfigKey("offsets.topic.replication.factor", _SHORT, "3", at_least(1)),
         ConfigKey("offsets.topic.num.partitions", _INT, "50", at_least(1)),
+        ConfigKey("offsets.topic.segment.bytes", _INT, "104857600", at_least(1)),
+        ConfigKey("offsets.retention.minutes", _INT, "10080", at_least(1)),
+        ConfigKey("offsets.retention.check.interval.ms", _LONG, "600000", at_least(1)),
+        ConfigKey("offsets.commit.timeout.ms", _INT, "5000", at_least(1)),
         ConfigKey("delete.topic.enable", _BOOL, "true"),
         ConfigKey("compression.type", _STRING, "producer"),
         ConfigKey("transaction.state.log.min.isr", _INT, "2", at_least(1)),
@@ -136,6 +158,9 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # deprecated in Kafka 2.8 (dynamic <default> quotas replace them), still honoured
         ConfigKey("quota.producer.default", _LONG, str(LONG_MAX), at_least(1)),
         ConfigKey("quota.consumer.default", _LONG, str(LONG_MAX), at_least(1)),
+        # SASL (cluster/broker/sasl_config.py): Kafka's names and defaults; GSSAPI is not implemented
+        ConfigKey("sasl.mechanism.inter.broker.protocol", _STRING, "GSSAPI"),
+        ConfigKey("sasl.enabled.mechanisms", _LIST, "GSSAPI"),
         # TLS (Kafka's SslConfigs and BrokerSecurityConfigs; PEM stores only, see ssl_factory.py)
         ConfigKey("ssl.principal.mapping.rules", _STRING, "DEFAULT"),
         ConfigKey("ssl.protocol", _STRING, "TLSv1.3"),
@@ -154,6 +179,10 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("ssl.client.auth", _STRING, "none", one_of("required", "requested", "none")),
     )
 }
+
+LISTENER_SASL_CONFIG = re.compile(r"listener\.name\.([^.]+)\.(?:([^.]+)\.sasl\.jaas\.config|sasl\.enabled\.mechanisms)")
+"""The per-listener SASL properties (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
+`listener.name.<l>.sasl.enabled.mechanisms`), kept as given in `BrokerConfig.listener_sasl_configs`."""
 
 LISTENER_PREFIX = "listener.name."
 LISTENER_CONFIG_PREFIXES = ("ssl.", "sasl.")
@@ -209,6 +238,17 @@ class BrokerConfig:
     log_retention_bytes: int
     log_retention_check_interval_ms: int
     log_cleanup_policy: tuple[str, ...]
+    log_cleaner_threads: int
+    log_cleaner_io_max_bytes_per_second: float
+    log_cleaner_dedupe_buffer_size: int
+    log_cleaner_io_buffer_size: int
+    log_cleaner_io_buffer_load_factor: float
+    log_cleaner_backoff_ms: int
+    log_cleaner_min_cleanable_ratio: float
+    log_cleaner_enable: bool
+    log_cleaner_delete_retention_ms: int
+    log_cleaner_min_compaction_lag_ms: int
+    log_cleaner_max_compaction_lag_ms: int
     log_index_size_max_bytes: int
     log_index_interval_bytes: int
     log_flush_interval_messages: int
@@ -245,9 +285,18 @@ class BrokerConfig:
     controlled_shutdown_max_retries: int
     controlled_shutdown_retry_backoff_ms: int
     controlled_shutdown_enable: bool
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
     group_initial_rebalance_delay_ms: int
+    group_max_size: int
+    offset_metadata_max_bytes: int
+    offsets_load_buffer_size: int
     offsets_topic_replication_factor: int
     offsets_topic_num_partitions: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offsets_commit_timeout_ms: int
     delete_topic_enable: bool
     compression_type: str
     transaction_state_log_min_isr: int
@@ -256,6 +305,8 @@ class BrokerConfig:
     quota_window_size_seconds: int
     quota_producer_default: int
     quota_consumer_default: int
+    sasl_mechanism_inter_broker_protocol: str
+    sasl_enabled_mechanisms: tuple[str, ...]
     ssl_principal_mapping_rules: str
     ssl_protocol: str
     ssl_enabled_protocols: tuple[str, ...]
@@ -273,6 +324,9 @@ class BrokerConfig:
     ssl_client_auth: str
     listener_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     """`listener.name.<listener>.<key>` values, parsed, by listener name (upper-case) and key."""
+    listener_sasl_configs: dict[str, str] = field(default_factory=dict)
+    """`listener.name.<listener>.<mechanism>.sasl.jaas.config` and `listener.name.<listener>.sasl.enabled.mechanisms`
+    as given (`sasl_config.py` reads them)."""
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""
@@ -400,6 +454,8 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     whole must pass Kafka's `validateValues` checks (`requirement failed: ...`). Raises
     InvalidConfigurationError naming the offending key.
     """
+    listener_sasl = {name: _text(name, value) for name, value in values.items() if _is_listener_sasl_config(name)}
+    values = {name: value for name, value in values.items() if name not in listener_sasl}
     prefixed = {name: value for name, value in values.items() if isinstance(name, str) and _is_listener_key(name)}
     for name in values:
         if name in prefixed:
@@ -436,14 +492,20 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
     parsed["log.cleanup.policy"] = tuple(parsed["log.cleanup.policy"])
+    parsed["sasl.enabled.mechanisms"] = tuple(parsed["sasl.enabled.mechanisms"])
     parsed["ssl.enabled.protocols"] = tuple(parsed["ssl.enabled.protocols"])
     _inter_broker_listener(parsed, "security.inter.broker.protocol" in values, protocol_map)
     config = BrokerConfig(
         **{attribute_name(name): value for name, value in parsed.items()},
         listener_overrides=_listener_overrides(prefixed),
+        listener_sasl_configs={k: v for k, v in listener_sasl.items() if v is not None},
     )
     _validate(config)
     return config
+
+
+def _is_listener_sasl_config(name: Any) -> bool:
+    return isinstance(name, str) and LISTENER_SASL_CONFIG.fullmatch(name) is not None
 
 
 def _is_listener_key(name: str) -> bool:

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers, parse_quota_config
+from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.common.errors import KafkaOpsError
@@ -41,11 +42,13 @@ class DynamicConfigManager:
         stopped: Callable[[], bool],
         dynamic_config: DynamicBrokerConfig | None = None,
         quotas: QuotaManagers | None = None,
+        credentials: CredentialProvider | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.zk = zk
         self.replica_manager = replica_manager
         self.quotas = quotas
+        self.credentials = credentials
         self.loop = loop
         self.stopped = stopped
         self.dynamic_config = dynamic_config
@@ -103,6 +106,12 @@ class DynamicConfigManager:
             return
         config, _ = self.zk.get_entity_config(entity_type, name)
         self._apply_quota_config(user, client_id, config)
+        if user is not None and client_id is None:
+            self._update_credentials(user, config)
+
+    def _update_credentials(self, sanitized_user: str, config: dict[str, str]) -> None:
+        if self.credentials is not None and sanitized_user != znodes.DEFAULT_ENTITY_NAME:
+            self.credentials.update_credentials(znodes.desanitize_entity_name(sanitized_user), config)
 
     def _load_client_quotas(self) -> None:
         """Every quota configured when the broker starts: clients, users, and each user's clients."""
@@ -112,6 +121,7 @@ class DynamicConfigManager:
         users = self.zk.get_all_entities(znodes.ConfigType.USER)
         for user, config in self.zk.get_entity_configs(znodes.ConfigType.USER, users).items():
             self._apply_quota_config(user, None, config)
+            self._update_credentials(user, config)
             pairs = [znodes.user_client_entity_path(user, c) for c in self.zk.get_user_client_entities(user)]
             for path, pair_config in self.zk.get_entity_configs(znodes.ConfigType.USER, pairs).items():
                 self._apply_quota_config(user, path.rsplit("/", 1)[1], pair_config)

@@ -28,12 +28,17 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from kafkaops.admin import client_quotas
+from kafkaops.admin import client_quotas, user_scram_credentials
 from kafkaops.cluster.broker import responses
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
+from kafkaops.cluster.broker.group_apis import GroupApis
+from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordinator
+from kafkaops.cluster.broker.group_delayed_operations import LoopScheduler
+from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import InterBrokerChannel, broker_endpoint, send_request
+from kafkaops.cluster.broker.offset_apis import OffsetApis
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.request_channel import RequestContext, TimedCoroutine
@@ -124,11 +129,12 @@ class KafkaApis:
         broker_epoch: Callable[[], int],
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
+        group_metadata_manager: GroupMetadataManager | None = None,
         inter_broker: InterBrokerChannel | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.inter_broker = inter_broker or InterBrokerChannel()
-        """How this broker reaches the controller when it forwards a request to it."""
+        """How this broker reaches the controller when it forwards a request to it (SASL login included)."""
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -136,14 +142,19 @@ class KafkaApis:
         self.controller = controller
         self.broker_epoch = broker_epoch
         self.producer_ids = ProducerIdManager(broker_id, zk)
+        self.group_metadata_manager = group_metadata_manager or GroupMetadataManager(
+            broker_id, replica_manager.config, replica_manager, metadata_cache, replica_manager.clock
+        )
+        self.offset_apis = OffsetApis(replica_manager.config, zk, metadata_cache, self.group_metadata_manager)
         self.admin_manager = admin_manager
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            # Advertised only so that librdkafka enables lz4 (kafka-protocol.md §1.2); there are no groups.
-            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
+            ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
+            ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
+            ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
             ApiKey.ELECT_LEADERS: self.handle_elect_leaders_request,
             ApiKey.DELETE_RECORDS: self.handle_delete_records_request,
             ApiKey.ALTER_REPLICA_LOG_DIRS: self.handle_alter_replica_log_dirs_request,
@@ -154,6 +165,10 @@ class KafkaApis:
             ApiKey.CONTROLLED_SHUTDOWN: self.handle_controlled_shutdown_request,
             ApiKey.DESCRIBE_CLIENT_QUOTAS: self.handle_describe_client_quotas_request,
             ApiKey.ALTER_CLIENT_QUOTAS: self.handle_alter_client_quotas_request,
+            ApiKey.SASL_HANDSHAKE: self.handle_sasl_handshake_request,
+            ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
+            ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials_request,
+            ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -174,12 +189,21 @@ class KafkaApis:
             ApiKey.PRODUCE: self.handle_produce_request,
             ApiKey.FETCH: self.handle_fetch_request,
             ApiKey.METADATA: self.handle_topic_metadata_request,
+            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
         }
         if admin_manager is not None:
             self._context_handlers[ApiKey.DESCRIBE_CLUSTER] = self.handle_describe_cluster_request
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
+        self._register_group_handlers(
+            GroupCoordinator(
+                broker_id,
+                GroupConfig.from_broker_config(replica_manager.config),
+                self.group_metadata_manager,
+                LoopScheduler(replica_manager.clock),
+            )
+        )
 
     async def handle(self, request: Request, context: RequestContext | None = None) -> Response | None:
         """The response body to `request` (an API in `served`), or None when it gets no response.
@@ -327,6 +351,18 @@ class KafkaApis:
             return responses.api_versions_error(errors.InvalidRequestError.code)
         return responses.api_versions_response(self.served)
 
+    async def handle_sasl_handshake_request(self, header: RequestHeader, body: Body) -> Response:
+        """Only the SASL authenticator takes a handshake, before the first request: here it is out of place."""
+        return {"error_code": errors.IllegalSaslStateError.code, "mechanisms": []}
+
+    async def handle_sasl_authenticate_request(self, header: RequestHeader, body: Body) -> Response:
+        return {
+            "error_code": errors.IllegalSaslStateError.code,
+            "error_message": "SaslAuthenticate request received after successful authentication",
+            "auth_bytes": b"",
+            "session_lifetime_ms": 0,
+        }
+
     async def handle_topic_metadata_request(
         self, header: RequestHeader, body: Body, context: RequestContext
     ) -> Response:
@@ -350,10 +386,21 @@ class KafkaApis:
             error_unavailable_listeners=header.api_version >= 6,
         )
 
-    async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        return responses.find_coordinator_response(
-            errors.CoordinatorNotAvailableError.code, "This broker has no group or transaction coordinator"
-        )
+    # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
+
+    async def handle_find_coordinator_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        return await self.offset_apis.find_coordinator(body, context.listener_name)
+
+    async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_commit(body, header.api_version)
+
+    async def handle_offset_fetch_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_fetch(body, header.api_version)
+
+    async def handle_offset_delete_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.offset_apis.offset_delete(body)
 
     # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
 
@@ -377,6 +424,27 @@ class KafkaApis:
         )
         return client_quotas.alter_response_to_wire(results)
 
+    async def handle_describe_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by any broker from ZooKeeper (Kafka's `ZkAdminManager.describeUserScramCredentials`)."""
+        users = None if body["users"] is None else [user["name"] for user in body["users"]]
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.describe_user_scram_credentials, self.zk, users
+        )
+
+    async def handle_alter_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
+        """Served by the controller only, as Kafka 2.8's (others answer NOT_CONTROLLER for every user); the
+        credentials are written to ZooKeeper with a change notification each, which every broker applies."""
+        if not self.controller.is_active:
+            users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
+            code = errors.NotControllerError.code
+            return {
+                "throttle_time_ms": 0,
+                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+            }
+        return await asyncio.get_running_loop().run_in_executor(
+            None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
+        )
+
     # --- controller -> broker ------------------------------------------------------------------------------
 
     def _stale_broker_epoch(self, epoch: int) -> bool:
@@ -389,7 +457,21 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
+            self._on_leadership_change(request, result)
         return responses.partition_errors_response(result)
+
+    def _on_leadership_change(self, request: LeaderAndIsrRequest, result: PartitionErrors) -> None:
+        """Kafka's `RequestHandlerHelper.onLeadershipChange`: the offsets partitions this broker now leads
+        are loaded, those it now follows unloaded, fenced by their leader epoch."""
+        changed = {tp for tp, code in result.partition_errors if code == errors.NONE}
+        for state in request.partition_states:
+            tp = state.partition
+            if tp.topic != GROUP_METADATA_TOPIC_NAME or tp not in changed:
+                continue
+            if state.leader == self.broker_id:
+                self.group_metadata_manager.on_election(tp.partition, state.leader_epoch)
+            else:
+                self.group_metadata_manager.on_resignation(tp.partition, state.leader_epoch)
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         request = StopReplicaRequest.from_wire(body)
@@ -397,6 +479,10 @@ class KafkaApis:
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.stop_replicas(header.correlation_id, request)
+            # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
+            for tp, code in result.partition_errors:
+                if tp.topic == GROUP_METADATA_TOPIC_NAME and code == errors.NONE:
+                    self.group_metadata_manager.on_resignation(tp.partition, None)
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
@@ -583,6 +669,49 @@ class KafkaApis:
             "error_message": None,
             "topics": [{"name": name, "partitions": partitions} for name, partitions in by_topic.items()],
         }
+
+    # --- group membership (Kafka's GroupCoordinator: group_coordinator.py, its wire side group_apis.py) -------
+
+    def _register_group_handlers(self, coordinator: GroupCoordinator) -> None:
+        """Serve the membership APIs with `coordinator` (its callbacks plugged into its manager)."""
+        coordinator.startup()
+        self.group_coordinator = coordinator
+        self.group_apis = GroupApis(coordinator)
+        self._handlers.update(
+            {
+                ApiKey.SYNC_GROUP: self.handle_sync_group_request,
+                ApiKey.HEARTBEAT: self.handle_heartbeat_request,
+                ApiKey.LEAVE_GROUP: self.handle_leave_group_request,
+                ApiKey.LIST_GROUPS: self.handle_list_groups_request,
+                ApiKey.DESCRIBE_GROUPS: self.handle_describe_groups_request,
+                ApiKey.DELETE_GROUPS: self.handle_delete_groups_request,
+            }
+        )
+        # JoinGroup needs the connection's address (the member's client host)
+        self._context_handlers[ApiKey.JOIN_GROUP] = self.handle_join_group_request
+        self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
+
+    async def handle_join_group_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        client_host = f"/{context.client_host}"  # Kafka prints the InetAddress: "/127.0.0.1"
+        return await self.group_apis.join_group(body, header.api_version, header.client_id, client_host)
+
+    async def handle_sync_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.sync_group(body, header.api_version)
+
+    async def handle_heartbeat_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.heartbeat(body)
+
+    async def handle_leave_group_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.leave_group(body, header.api_version)
+
+    async def handle_list_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.list_groups(body)
+
+    async def handle_describe_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return self.group_apis.describe_groups(body)
+
+    async def handle_delete_groups_request(self, header: RequestHeader, body: Body) -> Response:
+        return await self.group_apis.delete_groups(body)
 
 
 def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response:

@@ -31,6 +31,7 @@ from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkaops.cluster.protocol.framing import frame, read_frame
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
+from kafkaops.cluster.protocol.sasl_client_authenticator import open_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -113,7 +114,7 @@ class ReplicaFetcher:
         self.follower_throttled = follower_throttled
         self.record_throttled = record_throttled
         self.channel = channel
-        """How to reach the leader: its inter-broker listener's protocol (TLS for SSL)."""
+        """How to reach the leader: its inter-broker listener's protocol (TLS for SSL, the login for SASL)."""
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._task: asyncio.Task[None] | None = None
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -169,7 +170,9 @@ class ReplicaFetcher:
         if self._connection is None:
             # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancellation of shutdown.
             async with asyncio.timeout(self.socket_timeout_s):
-                self._connection = await self.channel.open_connection(*self.address, limit=1 << 20)
+                self._connection = await open_channel(
+                    self.channel, *self.address, f"broker-{self.broker_id}-fetcher-0", limit=1 << 20
+                )
         reader, writer = self._connection
         self._correlation_id += 1
         header = RequestHeader(api_key, version, self._correlation_id, f"broker-{self.broker_id}-fetcher-0")

@@ -678,15 +678,18 @@ class ReplicaManager:
 
     # --- Produce ---------------------------------------------------------------------------------------
 
-    async def append_records(self, request: ProduceRequest) -> list[ProducePartitionResult]:
+    async def append_records(
+        self, request: ProduceRequest, internal_topics_allowed: bool = False
+    ) -> list[ProducePartitionResult]:
         """`handleProduceRequest` → `appendRecords`, with the acks=all wait (kafka-protocol.md §5); one
-        result per partition of the request, in its order."""
+        result per partition of the request, in its order. Only the coordinators (`internal_topics_allowed`)
+        append to the internal topics."""
         acks = request.acks
         results: dict[TopicPartition, ProducePartitionResult] = {}
         waiting: dict[TopicPartition, ProducePartitionStatus] = {}
         for data in request.partitions:
             tp = data.tp
-            code = self._append_error(request, tp)
+            code = self._append_error(request, tp, internal_topics_allowed)
             if code == NONE:
                 try:
                     batch = validate_produce_records(data.records, request.version)
@@ -714,8 +717,11 @@ class ReplicaManager:
         return [results[data.tp] for data in request.partitions]
 
     @staticmethod
-    def _append_error(request: ProduceRequest, tp: TopicPartition) -> int:
+    def _append_error(request: ProduceRequest, tp: TopicPartition, internal_topics_allowed: bool) -> int:
         """What refuses a produce before any append."""
+        if tp.topic in INTERNAL_TOPICS and not internal_topics_allowed:
+            log.debug("Cannot append to internal topic %s", tp.topic)
+            return errors.InvalidTopicError.code
         if request.acks not in (-1, 0, 1):
             return errors.InvalidRequiredAcksError.code
         if request.transactional_id is not None:

@@ -259,17 +259,6 @@ def init_producer_id_response(error_code: int, producer_id: int | None = None) -
     return {"throttle_time_ms": 0, "error_code": error_code, "producer_id": producer_id, "producer_epoch": 0}
 
 
-def find_coordinator_response(error_code: int, message: str) -> Body:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": error_code,
-        "error_message": message,
-        "node_id": -1,
-        "host": "",
-        "port": -1,
-    }
-
-
 def api_versions_error(error_code: int) -> Body:
     """Kafka's `ApiVersionsRequest.getErrorResponse`: the error alone, no API listed."""
     return {"error_code": error_code, "api_keys": [], "throttle_time_ms": 0}

@@ -17,12 +17,9 @@ dropped by the handshake, with nothing left behind); the connection's principal 
 certificate's DN mapped by `ssl.principal.mapping.rules` (ANONYMOUS without one). Every request's
 `RequestContext` carries the connection's listener name, security protocol, client host and principal.
 
-Authentication hook (the `sasl` slice plugs in here): `SocketServer(..., authenticators={protocol:
-ChannelAuthenticator})`. For a listener whose protocol has one, `authenticate(reader, writer, context)`
-runs once per connection, after TLS and before any request is served; it reads and answers the frames it
-needs (ApiVersions, SaslHandshake, SaslAuthenticate) and returns the principal, or raises
-AuthenticationError (or closes) to end the connection. A SASL listener without an authenticator refuses
-to start.
+On a SASL_PLAINTEXT or SASL_SSL listener a connection then authenticates (`sasl_server_authenticator`,
+with the listener's enabled mechanisms and PLAIN users), once, before any request is served; its requests
+carry the authenticated principal (`User:<name>`), and a failed authentication closes it.
 
 On the wire, as Kafka: an ApiVersions request above our versions is answered at v0 with
 UNSUPPORTED_VERSION; a request for an API the broker does not serve, or one that does not decode,
@@ -43,11 +40,18 @@ import ssl
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
+from kafkaops.cluster.broker import sasl_config
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.request_channel import RequestContext
+from kafkaops.cluster.broker.sasl_server_authenticator import (
+    AuthenticationFailed,
+    SaslListenerSettings,
+    authenticate,
+)
 from kafkaops.cluster.common.client_channel import TLS_PROTOCOLS
-from kafkaops.cluster.common.errors import InvalidConfigurationError, KafkaProtocolError
-from kafkaops.cluster.common.kafka_principal import ANONYMOUS, KafkaPrincipal
+from kafkaops.cluster.common.errors import KafkaProtocolError
+from kafkaops.cluster.common.kafka_principal import ANONYMOUS
 from kafkaops.cluster.common.ssl_factory import server_context, ssl_principal
 from kafkaops.cluster.common.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
@@ -81,21 +85,17 @@ class RequestHandler(Protocol):
 class ChannelAuthenticator(Protocol):
     """Authenticates a connection of a listener before its requests are served (SASL)."""
 
-    async def authenticate(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, context: RequestContext
-    ) -> KafkaPrincipal:
-        """The connection's principal. `context` has the listener name, protocol, client host and the TLS
-        principal (SASL_SSL). Raises (any exception) to close the connection."""
-
 
 @dataclasses.dataclass(frozen=True)
 class Listener:
-    """One bound listener: its name and protocol, its TLS context and principal mapping rules (TLS only)."""
+    """One bound listener: its name and protocol, its TLS context and principal mapping rules (TLS only),
+    its SASL settings (SASL only)."""
 
     name: str
     security_protocol: str
     ssl_context: ssl.SSLContext | None = None
     principal_mapper: SslPrincipalMapper | None = None
+    sasl: SaslListenerSettings | None = None
 
 
 def registered_endpoints(config: BrokerConfig, bound_ports: Mapping[str, int]) -> tuple[EndPoint, ...]:
@@ -120,27 +120,29 @@ class SocketServer:
         self,
         config: BrokerConfig,
         handler: RequestHandler,
-        authenticators: Mapping[str, ChannelAuthenticator] | None = None,
+        credentials: CredentialProvider | None = None,
     ) -> None:
         self.config = config
         self.handler = handler
-        self.authenticators = dict(authenticators or {})
+        self.credentials = credentials or CredentialProvider()
         self._servers: list[asyncio.AbstractServer] = []
         self._processing = asyncio.Event()
         self.bound_ports: dict[str, int] = {}
 
     def _listener(self, endpoint: EndPoint) -> Listener:
-        """Raises InvalidConfigurationError for a store that does not load or a SASL listener nobody
-        authenticates."""
+        """Raises InvalidConfigurationError for a store that does not load."""
         protocol = self.config.security_protocol(endpoint.listener)
-        if protocol.startswith("SASL_") and protocol not in self.authenticators:
-            raise InvalidConfigurationError(
-                f"Listener {endpoint.listener} uses {protocol}, but this broker has no SASL authenticator"
+        sasl = None
+        if sasl_config.is_sasl(protocol):
+            sasl = SaslListenerSettings(
+                sasl_config.enabled_mechanisms(self.config, endpoint.listener),
+                self.credentials.lookup,
+                sasl_config.listener_plain_users(self.config, endpoint.listener),
             )
         if protocol not in TLS_PROTOCOLS:
-            return Listener(endpoint.listener, protocol)
+            return Listener(endpoint.listener, protocol, sasl=sasl)
         ssl_config = self.config.ssl_config(endpoint.listener)
-        return Listener(endpoint.listener, protocol, server_context(ssl_config), ssl_config.principal_mapper)
+        return Listener(endpoint.listener, protocol, server_context(ssl_config), ssl_config.principal_mapper, sasl)
 
     async def startup(self) -> tuple[EndPoint, ...]:
         """Bind every listener; returns the endpoints to register (`registered_endpoints`). Raises
@@ -187,9 +189,10 @@ class SocketServer:
             listener_name=listener.name,
             security_protocol=listener.security_protocol,
         )
-        authenticator = self.authenticators.get(listener.security_protocol)
-        if authenticator is not None:
-            context.principal = await authenticator.authenticate(reader, writer, context)
+        if listener.sasl is not None:
+            context.principal = await authenticate(
+                reader, writer, listener.sasl, functools.partial(self._api_versions_during_sasl, listener=listener)
+            )
         # the quotas name users as their znodes do (Kafka's `Sanitizer.sanitize` of the principal's name)
         context.sanitized_user = sanitize_entity_name(context.principal.name)
         return context
@@ -224,8 +227,14 @@ class SocketServer:
                     # Kafka's ThrottledChannel: the response goes out at once, then the channel is muted
                     # (nothing more is read from it) until the throttle time has passed
                     await asyncio.sleep(max(unmute_at - loop.time(), 0))
-        except (KafkaProtocolError, ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass  # a bad peer, a closed peer, or our own shutdown: the connection just ends
+        except (
+            AuthenticationFailed,
+            KafkaProtocolError,
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.CancelledError,
+        ):
+            pass  # a failed login, a bad peer, a closed peer, or our own shutdown: the connection just ends
         except (NoMatchingRule, ssl.SSLError) as error:
             log.info("Closing connection from %s: %s", writer.get_extra_info("peername"), error)
         except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
@@ -234,3 +243,8 @@ class SocketServer:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _api_versions_during_sasl(self, request: Request, listener: Listener) -> dict[str, Any] | None:
+        return await self.handler.handle(
+            request, RequestContext(listener_name=listener.name, security_protocol=listener.security_protocol)
+        )

@@ -3,8 +3,9 @@ TLS for SSL and SASL_SSL. One object for the tools' `KafkaClient`, the controlle
 replica fetchers and a broker's rare calls to another broker, so every one of them speaks the protocol of
 the listener it connects to.
 
-Extension point for SASL: `connect` / `open_connection` return a connection ready for requests; a SASL
-client adds its handshake (SaslHandshake + SaslAuthenticate) at the end of both, after TLS.
+`sasl` is the login for SASL_PLAINTEXT / SASL_SSL: `connect` / `open_connection` here only make the TCP
+(and TLS) connection; `cluster/protocol/sasl_client_authenticator.py`'s `connect_channel` /
+`open_channel` then log in over it (SaslHandshake + SaslAuthenticate), which needs the protocol's codec.
 
 Errors: OSError (ssl.SSLError is one) when the connection or the TLS handshake fails.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkaops.cluster.common.errors import InvalidConfigurationError
+from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.common.ssl_factory import SslConfig, client_context
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -35,6 +37,7 @@ def security_protocol_id(name: str) -> int:
 class ClientChannel:
     security_protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None
+    sasl: SaslClientLogin | None = None
 
     def connect(self, host: str, port: int, timeout_s: float) -> socket.socket:
         """A blocking connection, TLS handshake done. Raises OSError."""
@@ -60,15 +63,18 @@ class ClientChannel:
 PLAINTEXT_CHANNEL = ClientChannel()
 
 
-def client_channel(security_protocol: str, properties: Mapping[str, Any]) -> ClientChannel:
-    """The channel for `security_protocol` with the `ssl.*` settings among `properties`. Raises
-    InvalidConfigurationError (Kafka's texts)."""
+def client_channel(
+    security_protocol: str, properties: Mapping[str, Any], sasl: SaslClientLogin | None = None
+) -> ClientChannel:
+    """The channel for `security_protocol` with the `ssl.*` settings among `properties` and, for SASL, the
+    login. Raises InvalidConfigurationError (Kafka's texts)."""
     protocol = security_protocol.strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
         raise InvalidConfigurationError(
             f"Invalid value {security_protocol} for configuration security.protocol: String must be one of: "
             + ", ".join(SECURITY_PROTOCOLS)
         )
+    login = sasl if protocol.startswith("SASL_") else None
     if protocol not in TLS_PROTOCOLS:
-        return ClientChannel(protocol)
-    return ClientChannel(protocol, client_context(SslConfig.from_properties(properties)))
+        return ClientChannel(protocol, sasl=login)
+    return ClientChannel(protocol, client_context(SslConfig.from_properties(properties)), login)

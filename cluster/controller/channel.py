@@ -31,6 +31,7 @@ from kafkaops.cluster.common.client_channel import (
 )
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
+from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
@@ -139,7 +140,9 @@ class RequestSendThread(threading.Thread):
             endpoint = listener_endpoint(self.broker, self.listener_name)
             if endpoint is None:
                 raise OSError(f"broker {self.broker.broker_id} has no endpoint on listener {self.listener_name}")
-            self._sock = self.client_channel.connect(endpoint.host, endpoint.port, SOCKET_TIMEOUT_S)
+            self._sock = connect_channel(
+                self.client_channel, endpoint.host, endpoint.port, SOCKET_TIMEOUT_S, f"controller-{self.controller_id}"
+            )
         return self._sock
 
     def _close(self) -> None:

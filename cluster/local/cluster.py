@@ -195,6 +195,10 @@ class LocalCluster:
             zookeeper.start()
             zookeeper_connect = zookeeper.connect_string
         ids = self.broker_ids() or list(range(brokers))
+        if not self.broker_ids() and brokers < 3:
+            # as Kafka's quickstart server.properties does for its one broker: with the default of 3, the
+            # consumer groups' coordinator would stay unavailable until three brokers are alive
+            broker_overrides = {"offsets.topic.replication.factor": brokers, **broker_overrides}
         self._save(zookeeper_connect, broker_overrides, security_entries)
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
@@ -271,6 +275,9 @@ class LocalCluster:
         (directory / "data").mkdir(parents=True, exist_ok=True)
         (directory / "logs").mkdir(parents=True, exist_ok=True)
         names = self.listener_names
+        inter_broker = (overrides or {}).get("inter.broker.listener.name")
+        if inter_broker is not None and str(inter_broker) not in names:
+            names = [str(inter_broker)]  # a cluster whose overrides name its one listener (SASL_PLAINTEXT)
         config: dict[str, Any] = {
             "broker.id": broker_id,
             "listeners": ",".join(

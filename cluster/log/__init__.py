@@ -11,6 +11,9 @@ layout and file formats, so that a directory written here reads like a Kafka 2.8
     segment       LogSegment: one `.log` file with its indexes; recovery of a torn tail
     log           Log: one partition; append as leader or follower, read, truncate, retention, flush
     manager       LogManager: every log of a broker's `log.dirs`, their checkpoints, dir failures
+    log_cleaner   LogCleaner: compaction of `cleanup.policy=compact` logs in background threads, with
+                  log_cleaner_manager (which log next, cleaner-offset-checkpoint), offset_map, cleaner_config
+                  and segment_swap (crash-safe replacement of cleaned segments)
 
 In outline, as the replica manager will use it:
 
@@ -30,6 +33,7 @@ Imports only `kafkaops.cluster.protocol` and the floor, `kafkaops.cluster.common
 """
 
 from .checkpoints import EpochEntry
+from .cleaner_config import CleanerConfig
 from .config import LogConfig
 from .epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from .log import Log, LogAppendInfo, LogReadResult
@@ -39,6 +43,7 @@ from .segment import TimestampOffset
 __all__ = [
     "UNDEFINED_EPOCH",
     "UNDEFINED_EPOCH_OFFSET",
+    "CleanerConfig",
     "EpochEntry",
     "LeaderEpochCache",
     "Log",

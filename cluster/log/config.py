@@ -7,8 +7,9 @@ and are ignored here. Values are parsed and checked as Kafka's `ConfigDef` does,
 
 Not implemented (Kafka's defaults behave as if absent): `segment.jitter.ms` (0), `flush.messages` /
 `flush.ms` (never: durability comes from replication, and from the caller's scheduled flushes),
-`file.delete.delay.ms` (segments are deleted at once), `preallocate`. `cleanup.policy=compact` only
-stops retention from deleting data: there is no log cleaner.
+`file.delete.delay.ms` (segments are deleted at once), `preallocate`. The compaction settings
+(`delete.retention.ms`, `min.compaction.lag.ms`, `max.compaction.lag.ms`, `min.cleanable.dirty.ratio`) are
+read by the log cleaner (log_cleaner.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kafkaops.cluster.common.config_types import ConfigType, between, parse_value
 from kafkaops.cluster.common.errors import InvalidConfigurationError
 
 _INT_MAX = 2**31 - 1
@@ -38,11 +40,20 @@ class LogConfig:
     index_interval_bytes: int = 4096
     max_message_bytes: int = 1024 * 1024 + 12
     cleanup_policy: tuple[str, ...] = ("delete",)
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = _LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
 
     @property
     def delete_enabled(self) -> bool:
         """Whether retention deletes segments (Kafka's `LogConfig.delete`)."""
         return "delete" in self.cleanup_policy
+
+    @property
+    def compact(self) -> bool:
+        """Whether the log cleaner compacts this log (Kafka's `LogConfig.compact`)."""
+        return "compact" in self.cleanup_policy
 
     @classmethod
     def from_mapping(cls, overrides: Mapping[str, object], defaults: LogConfig | None = None) -> LogConfig:
@@ -59,6 +70,8 @@ class LogConfig:
                 changes[field] = _parse_int(name, value, bits, minimum)
             elif name == "cleanup.policy":
                 changes["cleanup_policy"] = _parse_policy(value)
+            elif name == "min.cleanable.dirty.ratio":
+                changes["min_cleanable_dirty_ratio"] = _parse_ratio(name, value)
         return dataclasses.replace(defaults if defaults is not None else cls(), **changes)  # type: ignore[arg-type]
 
 
@@ -71,6 +84,9 @@ _SPECS: dict[str, tuple[str, int, int | None]] = {
     "retention.ms": ("retention_ms", 64, -1),
     "index.interval.bytes": ("index_interval_bytes", 32, 0),
     "max.message.bytes": ("max_message_bytes", 32, 0),
+    "delete.retention.ms": ("delete_retention_ms", 64, 0),
+    "min.compaction.lag.ms": ("min_compaction_lag_ms", 64, 0),
+    "max.compaction.lag.ms": ("max_compaction_lag_ms", 64, 1),
 }
 
 
@@ -93,6 +109,15 @@ def _parse_int(name: str, value: object, bits: int, minimum: int | None) -> int:
         raise _error(name, value, f"Not a number of type {kind}")
     if minimum is not None and number < minimum:
         raise _error(name, value, f"Value must be at least {minimum}")
+    return number
+
+
+def _parse_ratio(name: str, value: object) -> float:
+    """A DOUBLE checked against `Range.between(0, 1)`."""
+    number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if number is None:
+        number = parse_value(name, ConfigType.DOUBLE, str(value))
+    between(0, 1)(name, number)
     return number
 
 

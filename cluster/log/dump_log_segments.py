@@ -48,6 +48,7 @@ from kafkaops.cluster.common.errors import (
 )
 from kafkaops.cluster.common.jvm_text import java_parse_long
 from kafkaops.cluster.protocol.compression import lz4_decompress, snappy_decompress
+from kafkaops.cluster.protocol.group_coordinator_records import format_record_key_and_value
 from kafkaops.cluster.protocol.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -104,6 +105,8 @@ class DumpOptions:
     index_sanity_check: bool = False
     skip_record_metadata: bool = False
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    offsets_decoder: bool = False
+    """`--offsets-decoder`: keys and payloads as `__consumer_offsets` records (Kafka's OffsetsMessageParser)."""
 
     @property
     def is_deep_iteration(self) -> bool:
@@ -372,7 +375,10 @@ def record_line(batch: FileBatch, record: Record, options: DumpOptions) -> str:
         prefix = " "
         if h.is_control:
             parts.append(_control_text(record))
-    if options.print_data_log and not h.is_control:
+    if options.print_data_log and not h.is_control and options.offsets_decoder:
+        key_text, payload = format_record_key_and_value(record.key, record.value)
+        parts.append(f"{prefix}key: {key_text} payload: {payload}")
+    elif options.print_data_log and not h.is_control:
         if record.key is not None:
             parts.append(f"{prefix}key: {_string(record.key)}")
             prefix = " "

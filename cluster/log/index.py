@@ -203,6 +203,9 @@ class TimeIndex(_IndexFile):
             index._relative.append(relative)
         return index
 
+    def __len__(self) -> int:
+        return len(self._timestamps)
+
     @property
     def is_full(self) -> bool:
         return len(self._timestamps) >= self.max_entries

@@ -24,6 +24,11 @@ remaining segment. The segment being appended to is never deleted while active: 
 has expired, the log first rolls a new empty one, and then deletes the expired ones, as Kafka does, so an
 idle topic's data does expire.
 
+Compaction (log_cleaner.py) reads a `cleaner_snapshot` of the segments without the lock and swaps the
+cleaned ones in with `replace_segments` under it (segment_swap.py: `.cleaned` -> `.swap` -> live, completed
+or undone by loading after a crash); truncation, renaming and closing change the log's generation, which
+voids a cleaning begun before.
+
 Errors: OffsetOutOfRangeError (read outside [log start, LEO]), MessageTooLargeError (a leader's batch above
 `max.message.bytes`), RecordListTooLargeError (an append above `segment.bytes`), CorruptMessageError (a
 malformed batch or bad CRC), InvalidRecordError (a batch with a negative last offset delta),
@@ -77,6 +82,16 @@ from .checkpoints import (
 from .config import LogConfig
 from .epoch_cache import LeaderEpochCache
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, AppendedBatch, LogSegment, TimestampOffset
+from .segment_swap import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    LogSnapshot,
+    SegmentSnapshot,
+    change_suffixes,
+    delete_segment_files,
+    recover_interrupted_swaps,
+)
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +241,10 @@ class Log:
         self._epochs = LeaderEpochCache()
         self._epochs_unwritten = False  # an epoch opened at the log end: written before its first record
         self._log_end_offset = self._log_start_offset = self._recovery_point = self._high_watermark = 0
+        # The log cleaner's view: a change of generation voids a cleaning begun before it; truncations
+        # below its checkpoint make it clean those offsets again.
+        self._generation = 0
+        self._truncated_to: int | None = None
         try:
             with self._io("load"):
                 self._load(log_start_offset, recovery_point, high_watermark, had_clean_shutdown)
@@ -309,6 +328,7 @@ class Log:
 
     def _load(self, log_start_offset: int, recovery_point: int, high_watermark: int, clean: bool) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        recover_interrupted_swaps(self.directory)
         bases = self._remove_leftovers()
         try:
             self._epochs = LeaderEpochCache(parse_epochs(read_checkpoint(self._epoch_path), str(self._epoch_path)))
@@ -707,6 +727,7 @@ class Log:
         with self._lock, self._io("truncation"):
             if offset >= self._log_end_offset:
                 return False
+            self._note_truncation(offset)
             if self._segments[0].base_offset > offset:
                 self._truncate_fully(offset)
                 return True
@@ -733,6 +754,7 @@ class Log:
             self._truncate_fully(offset)
 
     def _truncate_fully(self, offset: int) -> None:
+        self._note_truncation(0)
         for segment in reversed(self._segments):
             segment.delete()
         self._segments = [self._new_segment(offset)]
@@ -800,6 +822,7 @@ class Log:
             if self._closed:
                 return
             self._closed = True
+            self._generation += 1
             try:
                 for segment in self._segments:
                     if self._failure is None:
@@ -815,6 +838,7 @@ class Log:
         new directory."""
         with self._lock, self._io("rename"):
             renamed = self.directory.with_name(name)
+            self._generation += 1
             os.rename(self.directory, renamed)
             fsync_path(self.parent_dir)
             self.directory = renamed
@@ -829,10 +853,94 @@ class Log:
             for segment in self._segments:
                 segment.close_handles()
             self._closed = True
+            self._generation += 1
             doomed = self.directory.with_name(f"{self.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
             os.rename(self.directory, doomed)
             fsync_path(self.parent_dir)
             shutil.rmtree(doomed)
+
+    # --- the log cleaner's access ----------------------------------------------------------------------
+
+    def _note_truncation(self, offset: int) -> None:
+        self._generation += 1
+        self._truncated_to = offset if self._truncated_to is None else min(self._truncated_to, offset)
+
+    @property
+    def cleaner_generation(self) -> int:
+        """Changes with every truncation, rename or close (see `cleaner_snapshot`)."""
+        return self._generation
+
+    def take_truncation_point(self) -> int | None:
+        """The lowest offset the log was truncated to since the last call (None: not truncated): the
+        cleaner's checkpoint must not stay above it (Kafka's `maybeTruncateCheckpoint`)."""
+        with self._lock:
+            offset, self._truncated_to = self._truncated_to, None
+            return offset
+
+    def cleaner_snapshot(self) -> LogSnapshot:
+        """The segments and offsets as they are now, for the cleaner to read without this log's lock: the
+        bytes below each non-active segment's size do not change until a truncation, which changes the
+        generation."""
+        with self._lock, self._io("cleaner snapshot"):
+            segments = tuple(
+                SegmentSnapshot(
+                    segment.base_offset,
+                    segment.size,
+                    segment.log_path,
+                    os.stat(segment.log_path).st_mtime_ns // 1_000_000,
+                    segment.largest_timestamp(),
+                    len(segment.offset_index) * segment.offset_index.entry_size,
+                    len(segment.time_index) * segment.time_index.entry_size,
+                )
+                for segment in self._segments
+            )
+            return LogSnapshot(
+                self.topic,
+                self.partition,
+                self.directory,
+                segments,
+                self._log_start_offset,
+                self._log_end_offset,
+                self._generation,
+                self.config,
+            )
+
+    def replace_segments(self, cleaned_base: int, old_bases: Sequence[int], generation: int) -> bool:
+        """Swap the `.cleaned` segment at `cleaned_base` in for the segments `old_bases` (Kafka's
+        `replaceSegments`; the steps and their crash safety are in segment_swap.py). Old segments that are
+        gone already (retention) are skipped. Returns False, changing nothing, if the log changed generation
+        since the cleaner's snapshot or an old segment became active; the caller then deletes its files."""
+        with self._lock, self._io("segment replacement"):
+            if generation != self._generation:
+                return False
+            by_base = {segment.base_offset: i for i, segment in enumerate(self._segments)}
+            present = sorted(base for base in old_bases if base in by_base)
+            if not present or by_base[present[-1]] == len(self._segments) - 1:
+                return False
+            if any(by_base[base] != by_base[present[0]] + i for i, base in enumerate(present)):
+                return False
+            change_suffixes(self.directory, cleaned_base, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+            first = by_base[present[0]]
+            doomed = self._segments[first : first + len(present)]
+            for segment in doomed:
+                segment.close_handles()
+                change_suffixes(self.directory, segment.base_offset, "", DELETED_FILE_SUFFIX)
+            for segment in doomed:
+                delete_segment_files(self.directory, segment.base_offset, DELETED_FILE_SUFFIX)
+            change_suffixes(self.directory, cleaned_base, SWAP_FILE_SUFFIX, "")
+            fsync_path(self.directory)
+            replacement, broken = LogSegment.open(
+                self.directory,
+                cleaned_base,
+                index_interval_bytes=self.config.index_interval_bytes,
+                index_bytes=self.config.segment_index_bytes,
+                now_ms=self._now_ms(),
+            )
+            if broken:
+                replacement.recover(LeaderEpochCache())
+            replacement.on_become_inactive()
+            self._segments[first : first + len(present)] = [replacement]
+            return True
 
 
 class _IoGuard:

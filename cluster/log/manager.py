@@ -6,6 +6,7 @@
         replication-offset-checkpoint       high watermarks
         recovery-point-offset-checkpoint    offsets below which each log is fsynced
         log-start-offset-checkpoint         log start offsets above the first segment's base
+        cleaner-offset-checkpoint           first dirty offset of each compacted log (log_cleaner_manager.py)
         <topic>-<partition>/                one Log each
         <topic>-<partition>.<id>-delete/    a deletion interrupted by a crash: removed on start
         <topic>-<partition>.<id>-future/    a replica being moved here from another log dir (a future log)
@@ -14,6 +15,10 @@
 clean-shutdown marker, each log recovers from its recovery point. Unreadable checkpoints are not fatal,
 as in Kafka: recovery then starts from offset 0, log start offsets from the first segments, and high
 watermarks from the log start offsets (they only rise again as the ISR confirms data).
+
+With a `cleaner_config` (Kafka's `log.cleaner.enable`), the manager starts and stops the log cleaner's
+threads (log_cleaner.py), which compact the `cleanup.policy=compact` logs and apply their retention;
+`cleanup_logs` then leaves those logs to them, as Kafka's LogManager does.
 
 The caller schedules the periodic work, as Kafka's scheduler would: `cleanup_logs` (retention,
 `log.retention.check.interval.ms`), `flush_logs` (fsync of rolled segments, which moves recovery points
@@ -69,6 +74,7 @@ from .checkpoints import (
     read_checkpoint,
     write_checkpoint,
 )
+from .cleaner_config import CleanerConfig
 from .config import LogConfig
 from .log import (
     DELETE_DIR_SUFFIX,
@@ -78,6 +84,7 @@ from .log import (
     parse_future_log_dir_name,
     parse_log_dir_name,
 )
+from .log_cleaner import LogCleaner
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +108,7 @@ class LogManager:
         topic_configs: Mapping[str, Mapping[str, object]] | None = None,
         clock: Callable[[], float] = time.time,
         on_dir_offline: Callable[[Path], None] | None = None,
+        cleaner_config: CleanerConfig | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("At least one log directory must be given")
@@ -122,6 +130,13 @@ class LogManager:
         self._preferred_dirs: dict[TopicPartition, Path] = {}
         self._offline: set[Path] = set()
         self._dir_locks: dict[Path, int] = {}
+        # Kafka's `log.cleaner.enable`: compacted logs are cleaned, and their retention applied, by the
+        # cleaner's threads (started with the manager); without it they only obey retention.
+        self.cleaner: LogCleaner | None = None
+        if cleaner_config is not None and cleaner_config.enable_cleaner:
+            self.cleaner = LogCleaner(
+                cleaner_config, lambda: self.logs, clock=clock, on_dir_failure=self._dir_io_failed
+            )
 
     # --- start and stop ---------------------------------------------------------------------------------
 
@@ -136,11 +151,12 @@ class LogManager:
                 self._take_offline(directory, failure)  # with any logs it loaded before failing
         if len(self._offline) == len(self.log_dirs):
             raise LogDirFailureError(", ".join(map(str, self.log_dirs)), "no log directory could be loaded")
-        if self._offline:
-            return  # the current log of a future one may be in the offline dir: leave both as they are
-        for tp in [tp for tp in self._future_logs if tp not in self._logs]:
+        # With a dir offline, the current log of a future one may be in it: leave both as they are.
+        for tp in [tp for tp in self._future_logs if tp not in self._logs and not self._offline]:
             log.warning("%s has a future log and no current log (a move was interrupted): promoting it", tp)
             self._promote_future_log(tp)
+        if self.cleaner is not None:
+            self.cleaner.startup()
 
     def _load_dir(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -202,6 +218,8 @@ class LogManager:
     def shutdown(self) -> None:
         """Flush and close every log, write the checkpoints, mark each healthy dir cleanly shut down and
         release the dir locks. A dir that fails on the way is left without the marker."""
+        if self.cleaner is not None:
+            self.cleaner.shutdown()
         self.checkpoint_high_watermarks()
         for directory in self.online_dirs:
             try:
@@ -430,6 +448,8 @@ class LogManager:
                 continue
             outcome[tp] = None
             directories.add(doomed.parent_dir)
+            if self.cleaner is not None and doomed.parent_dir not in self._offline:
+                self.cleaner.remove_partition(doomed.parent_dir, tp)
         for directory in directories - self._offline:
             self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
             self._write_recovery_checkpoints(directory)
@@ -486,9 +506,12 @@ class LogManager:
         return [entry for entry in self._all_logs() if entry.parent_dir not in self._offline]
 
     def cleanup_logs(self) -> int:
-        """Apply retention to every online log; returns the number of segments deleted."""
+        """Apply retention to every online log (but compacted logs when the cleaner runs: its threads apply
+        theirs, as Kafka's do); returns the number of segments deleted."""
         deleted = 0
         for entry in self._online_logs():
+            if self.cleaner is not None and entry.config.compact and not entry.is_future:
+                continue
             try:
                 deleted += entry.delete_old_segments()
             except LogError:

@@ -119,6 +119,11 @@ def api_versions_refusal() -> dict[str, Any]:
     }
 
 
+_EXTRA_TAG_BUFFER_TOLERATED = frozenset({ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+"""librdkafka (2.x) ends its AlterUserScramCredentials v0 with one more empty tagged-field buffer, which
+Kafka's parser, reading no further than the schema, never notices: one trailing zero byte is let pass."""
+
+
 def decode_request(payload: Buffer) -> Request:
     """Read a request frame's payload.
 
@@ -138,6 +143,10 @@ def decode_request(payload: Buffer) -> Request:
             raise UnsupportedVersionError(
                 f"{key.name} v{api_version} (correlation id {header.correlation_id}); we speak v{low}-{high}"
             )
+        if key in _EXTRA_TAG_BUFFER_TOLERATED:
+            body, end = REQUESTS[key].schema(api_version).decode(payload, offset)
+            if bytes(payload[end:]) in (b"", b"\x00"):
+                return Request(header, body)
         return Request(header, REQUESTS[key].decode(payload, api_version, offset))
     except CorruptMessageError as exc:
         raise InvalidRequestError(f"malformed request: {exc.message}") from exc

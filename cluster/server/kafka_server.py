@@ -24,7 +24,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,17 +32,18 @@ from kazoo.protocol.states import KazooState
 
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
+from kafkaops.cluster.broker.credential_provider import CredentialProvider
 from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.network_client import broker_endpoint, inter_broker_channel, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.broker.socket_server import ChannelAuthenticator, SocketServer
+from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
-from kafkaops.cluster.log import LogConfig, LogManager
+from kafkaops.cluster.log import CleanerConfig, LogConfig, LogManager
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import StateChangeLogFile
 from kafkaops.cluster.zk import znodes
@@ -60,14 +61,11 @@ class KafkaServer:
         self,
         config: BrokerConfig,
         clock: Callable[[], float] = time.time,
-        authenticators: Mapping[str, ChannelAuthenticator] | None = None,
     ) -> None:
         self.config = config
         self.inter_broker = inter_broker_channel(config)
         """The inter-broker listener and its client channel: the controller, the fetchers and the broker's
         own calls to the controller connect with it."""
-        self.authenticators = dict(authenticators or {})
-        """Per security protocol, the listeners' authenticators (SASL), given to the socket server."""
         self.broker_id = config.broker_id
         self.clock = clock
         self.log_dirs = [Path(d) for d in config.effective_log_dirs]
@@ -111,6 +109,7 @@ class KafkaServer:
             default_config=default_log_config(self.config),
             clock=self.clock,
             on_dir_offline=self._log_dir_offline,
+            cleaner_config=cleaner_config(self.config),
         )
         self.log_manager.startup()
         self.replica_manager = ReplicaManager(
@@ -154,7 +153,8 @@ class KafkaServer:
             ),
             inter_broker=self.inter_broker,
         )
-        self.socket_server = SocketServer(self.config, self.apis, self.authenticators)
+        self.credential_provider = CredentialProvider()
+        self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
         self._loop_thread.start()
         self.endpoints = self._run(self.socket_server.startup())
         self._listening = True
@@ -167,6 +167,7 @@ class KafkaServer:
             self._stopped.is_set,
             self.dynamic_config,
             self.apis.quotas,
+            self.credential_provider,
         ).startup()
         self.broker_epoch = self._register_waiting_for_stale_session()
         # Requests are processed only from here on (Kafka binds early but starts its request processors
@@ -249,6 +250,7 @@ class KafkaServer:
                 self.controller.shutdown()
         if self._listening:
             self._loop.call_soon_threadsafe(self.admin_manager.shutdown)
+            self._loop.call_soon_threadsafe(self.apis.group_metadata_manager.shutdown)
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())
@@ -351,4 +353,22 @@ def default_log_config(config: BrokerConfig) -> LogConfig:
         index_interval_bytes=config.log_index_interval_bytes,
         max_message_bytes=config.message_max_bytes,
         cleanup_policy=config.log_cleanup_policy,
+        delete_retention_ms=config.log_cleaner_delete_retention_ms,
+        min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+        max_compaction_lag_ms=config.log_cleaner_max_compaction_lag_ms,
+        min_cleanable_dirty_ratio=config.log_cleaner_min_cleanable_ratio,
+    )
+
+
+def cleaner_config(config: BrokerConfig) -> CleanerConfig:
+    """The broker's `log.cleaner.*` settings (Kafka's `LogCleaner.cleanerConfig`)."""
+    return CleanerConfig(
+        num_threads=config.log_cleaner_threads,
+        dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+        dedupe_buffer_load_factor=config.log_cleaner_io_buffer_load_factor,
+        io_buffer_size=config.log_cleaner_io_buffer_size,
+        max_message_size=config.message_max_bytes,
+        max_io_bytes_per_second=config.log_cleaner_io_max_bytes_per_second,
+        backoff_ms=config.log_cleaner_backoff_ms,
+        enable_cleaner=config.log_cleaner_enable,
     )

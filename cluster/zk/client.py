@@ -688,6 +688,26 @@ class KafkaZkClient(ZkClient):
 
     # --- configs ----------------------------------------------------------------------------
 
+    def set_or_create_consumer_offset(self, group: str, tp: TopicPartition, offset: int) -> None:
+        """Kafka's `setOrCreateConsumerOffset` (OffsetCommit v0): set, or create with the parents."""
+        path = znodes.ConsumerOffsetZNode.path(group, tp.topic, tp.partition)
+        data = znodes.ConsumerOffsetZNode.encode(offset)
+        try:
+            self._zk.set(path, data)
+            return
+        except NoNodeError:
+            pass
+        _ensure_path(self._zk, path.rsplit("/", 1)[0], self.acl)
+        try:
+            self._zk.create(path, data, acl=self.acl(path))
+        except NodeExistsError:
+            self._zk.set(path, data)
+
+    def get_consumer_offset(self, group: str, tp: TopicPartition) -> int | None:
+        """Kafka's `getConsumerOffset` (OffsetFetch v0)."""
+        found = self.get(znodes.ConsumerOffsetZNode.path(group, tp.topic, tp.partition))
+        return None if found is None else znodes.ConsumerOffsetZNode.decode(group, tp.topic, tp.partition, found[0])
+
     def get_entity_config(self, entity_type: str, entity_path: str) -> tuple[dict[str, str], int | None]:
         """Overrides of one entity and the znode's version (None if the znode does not exist)."""
         path = znodes.ConfigEntityZNode.path(entity_type, entity_path)

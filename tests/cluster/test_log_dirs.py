@@ -109,7 +109,8 @@ def test_replicas_move_between_log_dirs_under_an_acks_all_producer(two_dir_clust
     lock = threading.Lock()
 
     def produce(stop: threading.Event) -> None:
-        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2})
+        # idempotent: a retry after a timeout under load must not write a record twice (checked below)
+        producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2, "enable.idempotence": True})
 
         def delivered(err: Any, msg: Any) -> None:
             if err is None:

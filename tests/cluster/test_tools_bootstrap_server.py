@@ -443,8 +443,12 @@ QUOTA_REFUSALS: list[tuple[tuple[str, ...], str]] = [
         "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.",
     ),
     (
-        ("--alter", "--user", "u1", "--add-config", "SCRAM-SHA-256=[password=x]"),
-        "kafkaops configs does not manage SCRAM credentials (SCRAM-SHA-256): only quota configs may be set for users",
+        ("--alter", "--user", "u1", "--add-config", "SCRAM-SHA-256=[iterations=100,password=x]"),
+        "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-256",
+    ),
+    (
+        ("--alter", "--user", "u1", "--add-config", "SCRAM-SHA-512=secret"),
+        "Invalid credential property SCRAM_SHA_512=secret",
     ),
     (("--alter", "--client", "c1", "--delete-config", "producer_byte_rate"), "Invalid config(s): producer_byte_rate"),
     (

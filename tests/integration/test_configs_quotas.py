@@ -219,7 +219,7 @@ def test_a_client_named_default_is_not_the_default_client(zk, run_cli):
     assert not zk.exists("/config/clients/<default>")
 
 
-def test_scram_credentials_are_kept_but_not_set(zk, run_cli):
+def test_scram_credentials_are_kept_beside_quotas(zk, run_cli):
     # a user whose znode Kafka wrote with a SCRAM credential
     credential = "salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096"
     zk.ensure_paths(["/config/users"])
@@ -229,10 +229,3 @@ def test_scram_credentials_are_kept_but_not_set(zk, run_cli):
         "SCRAM-SHA-256": credential,
         "producer_byte_rate": "10",
     }
-    refused = run_cli(
-        "configs", "--alter", "--user", "alice", "--add-config", "SCRAM-SHA-512=[iterations=8192,password=x]"
-    )
-    assert refused.exit_code == 1
-    assert refused.stderr == (
-        "kafkaops configs does not manage SCRAM credentials (SCRAM-SHA-512): only quota configs may be set for users\n"
-    )

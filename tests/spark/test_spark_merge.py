@@ -164,6 +164,29 @@ def test_engines_agree_on_grep(spark: SparkSession, tmp_path: Path, pattern: str
     assert expected.count(b"\n") >= 2
 
 
+def test_engines_order_both_layouts_by_time(spark: SparkSession, tmp_path: Path) -> None:
+    """Kafka's layout and Strimzi's (no brackets, the thread after the logger) merge by time in both engines."""
+    kafka = tmp_path / "kafka.log"
+    kafka.write_bytes(
+        b"[2020-03-23 21:38:24,480] INFO [Broker id=1] first (state.change.logger)\n"
+        b"[2020-03-23 21:38:24,490] INFO [Broker id=1] third (state.change.logger)\n"
+    )
+    strimzi = tmp_path / "strimzi.log"
+    strimzi.write_bytes(
+        b"2020-03-23 21:38:24,484 TRACE [Controller id=0 epoch=1] second t-0 (state.change.logger) [ctl-thread]\n"
+        b"\tat a.b(C.java:1)\n"
+        b"2020-03-23 21:38:24,495 TRACE [Controller id=0 epoch=1] fourth (state.change.logger) [ctl-thread]\n"
+    )
+    files = [str(kafka), str(strimzi)]
+    for spec, output in ((filter_from_options(), "text"), (filter_from_options(topic="t"), "json")):
+        expected = local(files, spec, output)
+        actual = on_spark(spark, files, spec, output)
+        assert (records(actual) == records(expected)) if output == "json" else (actual == expected)
+    merged = local(files, filter_from_options())
+    positions = [merged.index(word) for word in (b"first", b"second", b"third", b"fourth")]
+    assert positions == sorted(positions)
+
+
 def synthetic_log(path: Path, broker: int, entries: int, gz: bool = False) -> None:
     lines = []
     for i in range(entries):

@@ -71,6 +71,13 @@ KAFKA_DEFAULTS = {
     "log.index.interval.bytes": 4096,
     "log.cleanup.policy": ("delete",),
     "offsets.topic.replication.factor": 3,
+    "offsets.topic.num.partitions": 50,
+    "offsets.topic.segment.bytes": 104857600,
+    "offsets.retention.minutes": 10080,
+    "offsets.retention.check.interval.ms": 600000,
+    "offsets.commit.timeout.ms": 5000,
+    "offsets.load.buffer.size": 5242880,
+    "offset.metadata.max.bytes": 4096,
     "reserved.broker.max.id": 1000,
     "broker.id.generation.enable": True,
     "message.max.bytes": 1048588,
@@ -97,9 +104,9 @@ def test_derived_defaults() -> None:
 
 
 def test_fields_are_the_kafka_names_in_snake_case() -> None:
-    # every field but the `listener.name.<listener>.<key>` overrides is a Kafka property
+    # every field but the `listener.name.<listener>.<key>` overrides (parsed, and SASL's as given) is a property
     fields = [f.name for f in dataclasses.fields(BrokerConfig)]
-    assert fields == [attribute_name(n) for n in BROKER_CONFIGS] + ["listener_overrides"]
+    assert fields == [attribute_name(n) for n in BROKER_CONFIGS] + ["listener_overrides", "listener_sasl_configs"]
     c = config()
     assert all(c.get(name) == getattr(c, attribute_name(name)) for name in BROKER_CONFIGS)
     with pytest.raises(KeyError, match="Unknown broker config name: borker.id"):
@@ -365,3 +372,28 @@ def test_yaml_file_errors_name_the_file(tmp_path: Path) -> None:
     assert load_error() == f"{path}: Missing required configuration `zookeeper.connect` which has no default value."
     path.write_text("zookeeper.connect: zk:2181\n1: 2\n")
     assert load_error() == f"{path}: Unknown broker config name: 1"
+
+
+def test_sasl_listener_settings() -> None:
+    from kafkaops.cluster.broker import sasl_config
+
+    jaas = (
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-pw" '
+        'user_admin="admin-pw" user_alice="alice-pw";'
+    )
+    c = parse_broker_config(
+        {
+            **ZK,
+            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+            "inter.broker.listener.name": "SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        }
+    )
+    assert sasl_config.enabled_mechanisms(c, "SASL_PLAINTEXT") == ("PLAIN", "SCRAM-SHA-512")
+    assert sasl_config.listener_plain_users(c, "SASL_PLAINTEXT") == {"admin": "admin-pw", "alice": "alice-pw"}
+    login = sasl_config.inter_broker_login(c)
+    assert login is not None and (login.mechanism, login.username, login.password) == ("PLAIN", "admin", "admin-pw")
+    with pytest.raises(InvalidConfigurationError, match="Unknown broker config name: listener.name.x.ssl.foo"):
+        parse_broker_config({**ZK, "listener.name.x.ssl.foo": "1"})

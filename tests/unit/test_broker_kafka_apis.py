@@ -6,12 +6,14 @@ local controller)."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
 import pytest
 
 from kafkaops.cluster.broker import kafka_apis
+from kafkaops.cluster.broker.config import parse_broker_config
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.requests import (
@@ -35,8 +37,12 @@ BROKER_EPOCH = 100
 
 
 class FakeReplicaManager:
+    config = parse_broker_config({"zookeeper.connect": "zk:2181", "offsets.topic.num.partitions": 2})
+    clock = staticmethod(time.time)
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.partitions: dict[TopicPartition, Any] = {}
 
     async def append_records(self, request):  # type: ignore[no-untyped-def]
         self.calls.append(("produce", request))
@@ -264,7 +270,9 @@ def test_an_elect_leaders_request_forwarded_keeps_its_body(monkeypatch):
         forwarded.append((host, port, api_key, version, body))
         return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}
 
-    monkeypatch.setattr(kafka_apis, "broker_endpoint", lambda zk, broker_id, inter_broker: EndPoint("PLAINTEXT", "c", broker_id))
+    monkeypatch.setattr(
+        kafka_apis, "broker_endpoint", lambda zk, broker_id, inter_broker: EndPoint("PLAINTEXT", "c", broker_id)
+    )
     monkeypatch.setattr(kafka_apis, "send_request", send_request)
     apis, _ = _apis()
     apis.zk = FakeZk()  # type: ignore[assignment]
@@ -299,11 +307,53 @@ def test_controlled_shutdown_is_answered_by_the_local_controller(controller, cod
     assert controller.calls == ([(3, 12)] if controller.is_active else [])
 
 
-def test_find_coordinator_says_there_is_none():
-    apis, _ = _apis()
-    answer = _call(apis, ApiKey.FIND_COORDINATOR, 2, {"key": "g", "key_type": 0})
+def _offsets_topic_cache() -> MetadataCache:
+    """`__consumer_offsets` with 2 partitions: 0 led by broker 0 (alive), 1 by broker 1 (not alive)."""
+    cache = MetadataCache()
+    states = [
+        {
+            "topic_name": "__consumer_offsets",
+            "partition_index": p,
+            "controller_epoch": 1,
+            "leader": p,
+            "leader_epoch": 0,
+            "isr": [p],
+            "zk_version": 0,
+            "replicas": [p],
+            "offline_replicas": [],
+        }
+        for p in (0, 1)
+    ]
+    body = {
+        "controller_id": 0,
+        "controller_epoch": 1,
+        "broker_epoch": -1,
+        **partition_state_fields(states),
+        "live_brokers": [{"id": 0, "endpoints": [{"port": 9092, "host": "h", "listener": "PLAINTEXT"}]}],
+    }
+    cache.update(UpdateMetadataRequest.from_wire(_decoded(ApiKey.UPDATE_METADATA, 5, body)))
+    return cache
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_find_coordinator_answers_the_leader_of_the_groups_offsets_partition(version: int) -> None:
+    apis, _ = _apis(cache=_offsets_topic_cache())
+    # Java's "h".hashCode() is 104: partition 0 of 2, led by the live broker 0
+    answer = _call(apis, ApiKey.FIND_COORDINATOR, version, {"key": "h", "key_type": 0})
+    assert answer is not None
+    assert (answer["error_code"], answer["node_id"], answer["host"], answer["port"]) == (0, 0, "h", 9092)
+    # "g" (103) is partition 1, whose leader is not alive
+    answer = _call(apis, ApiKey.FIND_COORDINATOR, version, {"key": "g", "key_type": 0})
     assert answer is not None and answer["error_code"] == errors.CoordinatorNotAvailableError.code
     assert answer["node_id"] == -1
+
+
+def test_find_coordinator_of_transactions_and_unknown_key_types() -> None:
+    apis, _ = _apis(cache=_offsets_topic_cache())
+    answer = _call(apis, ApiKey.FIND_COORDINATOR, 2, {"key": "t", "key_type": 1})
+    assert answer is not None and answer["error_code"] == errors.CoordinatorNotAvailableError.code
+    answer = _call(apis, ApiKey.FIND_COORDINATOR, 2, {"key": "t", "key_type": 7})
+    assert answer is not None and answer["error_code"] == errors.InvalidRequestError.code
 
 
 @pytest.mark.parametrize(

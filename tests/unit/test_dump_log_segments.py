@@ -325,7 +325,10 @@ def test_command_decoders_and_usage(segment: Path) -> None:
     refused = run("--files", log, "--key-decoder-class", "com.example.AvroDecoder")
     assert refused.exit_code == 1
     assert "decodes keys and values as UTF-8 text only (kafka.serializer.StringDecoder)" in refused.stderr
-    assert run("--files", log, "--offsets-decoder").exit_code == 1
+    assert run("--files", log, "--transaction-log-decoder").exit_code == 1
+    # a segment of another topic is no __consumer_offsets data: the record's key has no version
+    not_offsets = run("--files", log, "--offsets-decoder")
+    assert not_offsets.exit_code == 1 and "has no version" in not_offsets.stderr
     missing = run("--print-data-log")
     assert missing.exit_code == 1
     assert missing.stderr.startswith('Missing required argument "[files]"\n')

@@ -74,7 +74,9 @@ def _files() -> dict[str, dict[str, Any]]:
     from importlib import resources
 
     folder = resources.files("kafkaops.cluster.protocol").joinpath("message")
-    return {e.name: read_json(e.read_text(encoding="utf-8")) for e in folder.iterdir() if e.name.endswith(".json")}
+    # the request and response files; the `data` ones beside them are __consumer_offsets' record schemas
+    names = ("Request.json", "Response.json")
+    return {e.name: read_json(e.read_text(encoding="utf-8")) for e in folder.iterdir() if e.name.endswith(names)}
 
 
 FILES = _files()

@@ -22,7 +22,14 @@ from kafkaops.statechange.filters import EntryFilter, entry_selector
 from kafkaops.statechange.merge import Chunk, merge_chunks, merge_logs, raise_to_running_max
 from kafkaops.statechange.model import RawEntry
 
-STAMP = re.compile(rb"^\[([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3})\]")
+_TS = rb"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3}"
+STAMP = re.compile(rb"^(?:\[(" + _TS + rb")\]|(" + _TS + rb") )")
+"""Kafka's layout `[%d] …` and the one without brackets (Strimzi's `%d …`): the timestamp in either group."""
+
+
+def stamp_of(line: bytes) -> bytes | None:
+    match = STAMP.match(line)
+    return None if match is None else match.group(1) or match.group(2)
 
 
 def oracle_entries(path: Path) -> list[tuple[bytes, bytes]]:
@@ -32,9 +39,9 @@ def oracle_entries(path: Path) -> list[tuple[bytes, bytes]]:
         data = data[:-1]
     entries: list[tuple[bytes, list[bytes]]] = []
     for line in data.split(b"\n") if data or path.stat().st_size else []:
-        match = STAMP.match(line)
-        if match or not entries:
-            entries.append((match.group(1) if match else b"", [line]))
+        key = stamp_of(line)
+        if key is not None or not entries:
+            entries.append((key or b"", [line]))
         else:
             entries[-1][1].append(line)
     return [(key, b"\n".join(lines)) for key, lines in entries]
@@ -73,6 +80,10 @@ LINE = st.one_of(
     st.tuples(st.integers(0, 30), st.sampled_from(["INFO a-0", "TRACE [b,1]", "ERROR c", ""])).map(
         lambda t: f"[{stamp(t[0])}] {t[1]} (state.change.logger)".encode()
     ),
+    # Strimzi's layout: no brackets around the time, the thread after the logger
+    st.tuples(st.integers(0, 30), st.sampled_from(["INFO a-0", "TRACE [Controller id=0 epoch=1] c"])).map(
+        lambda t: f"{stamp(t[0])} {t[1]} (state.change.logger) [controller-event-thread]".encode()
+    ),
     st.sampled_from([b"\tat x.y(Z.java:1)", b"[not a stamp] z", b"", b"caused by \xff\xfe", b"\r"]),
 )
 
@@ -104,7 +115,7 @@ def test_merge_equals_heapq_merge(
     paths = []
     for index, lines in enumerate(files):
         if sort_files:
-            lines = sorted(lines, key=lambda line: STAMP.match(line).group(1) if STAMP.match(line) else b"")
+            lines = sorted(lines, key=lambda line: stamp_of(line) or b"")
         path = directory / f"broker-{index}.log"
         path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline and lines else b""))
         paths.append([path])

@@ -16,7 +16,9 @@ from kafkaops.statechange.model import Entry, Partition, RawEntry
 from kafkaops.statechange.parse import ORPHAN_KEY, parse_entry, split_entries
 from kafkaops.statechange.sources import read_lines
 
-KAFKA_LOGS = str(Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs")  # ../shared beside the repository
+KAFKA_LOGS = str(
+    Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs"
+)  # ../shared beside the repository
 
 
 def parse_line(line: str) -> Entry:
@@ -361,6 +363,32 @@ def test_continuation_lines_belong_to_the_entry_above() -> None:
     assert split_entries(tricky, file_start=True) == ([b"[2024-05-01 13:00:00,000]"], [b"\n".join(tricky)])
     # a block that does not start a file starts with an entry by construction; no orphan there
     assert split_entries([b"[2024-05-01 13:00:00,000] x"], file_start=False)[0] == [b"[2024-05-01 13:00:00,000]"]
+
+
+def test_the_layout_without_brackets_starts_entries_keyed_by_their_time() -> None:
+    """Strimzi's images write `%d{ISO8601} %p %m (%c) [%t]%n`: its lines start entries, keyed as Kafka's
+    layout is, so a merge orders both by time; the thread after the logger is not part of the message."""
+    block = [
+        b"2020-03-23 21:38:24,484 TRACE [Controller id=0 epoch=1] Changed state of replica 2 for partition "
+        b"t-0 from NewReplica to OnlineReplica (state.change.logger) [controller-event-thread]",
+        b"java.lang.IllegalStateException: boom",
+        b"[2020-03-23 21:38:24,485] INFO [Broker id=1] bracketed (state.change.logger)",
+        b"2020-03-23 21:38:24 no milliseconds: a continuation",
+    ]
+    keys, texts = split_entries(block, file_start=True)
+    assert keys == [b"[2020-03-23 21:38:24,484]", b"[2020-03-23 21:38:24,485]"]
+    assert texts == [b"\n".join(block[:2]), b"\n".join(block[2:])]
+    entry = parse_entry(RawEntry(keys[0], texts[0], "f", 1))
+    assert (entry.timestamp, entry.level, entry.actor_id, entry.controller_epoch) == (
+        "2020-03-23 21:38:24,484",
+        "TRACE",
+        0,
+        1,
+    )
+    assert entry.message == (
+        "[Controller id=0 epoch=1] Changed state of replica 2 for partition t-0 from NewReplica to OnlineReplica"
+    )
+    assert entry.partitions == (Partition("t", 0),)
 
 
 def test_crlf_lines_keep_their_bytes_and_parse_without_cr() -> None:
