@@ -21,7 +21,6 @@ from kafkaops.cluster.broker.config import parse_broker_config
 from kafkaops.cluster.broker.request_channel import RequestContext
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.common.client_channel import client_channel
-from kafkaops.cluster.common.errors import InvalidConfigurationError
 from kafkaops.cluster.common.kafka_principal import ANONYMOUS, KafkaPrincipal
 from kafkaops.cluster.local.certificates import create_ca, issue, write_private
 from kafkaops.cluster.protocol.messages import Request
@@ -129,17 +128,3 @@ def test_a_required_certificate_and_tls_itself_keep_other_clients_out(served: An
             answer = b""
     assert answer == b""
     assert recorder.contexts == []
-
-
-def test_a_sasl_listener_without_an_authenticator_refuses_to_start() -> None:
-    config = parse_broker_config(
-        {
-            "zookeeper.connect": "unused:2181",
-            "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-        }
-    )
-    server = SocketServer(config, Recorder())
-    with pytest.raises(InvalidConfigurationError) as raised:
-        asyncio.run(server.startup())
-    assert str(raised.value) == "Listener SASL_PLAINTEXT uses SASL_PLAINTEXT, but this broker has no SASL authenticator"
-    assert server.bound_ports == {}
