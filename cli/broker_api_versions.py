@@ -63,7 +63,7 @@ def broker_api_versions_command(
     bootstrap_server = bootstrap_server or optional_bootstrap_server(state)
     if bootstrap_server is None:
         raise UsageError('Missing required argument "[bootstrap-server]"')
-    found = command_config_for(bootstrap_server, command_config)
+    found = command_config_for(bootstrap_server, command_config, state)
     with client_from_properties(bootstrap_server, load_command_config(found), CLIENT_ID) as client:
         brokers = list_all_broker_version_info(client, bootstrap_server)
     for info in brokers:

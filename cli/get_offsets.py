@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -139,7 +140,8 @@ def get_offsets_command(
             raise KafkaOpsError("Missing required option(s) [bootstrap-server]")
         if not _valid_servers(servers):
             raise UsageError("Please provide valid host:port like host1:9091,host2:9092\n ")
-        result = _run(servers, topic_partitions, topic, partitions, time_, command_config, exclude_internal_topics)
+        found = command_config_for(servers, command_config, state)
+        result = _run(servers, topic_partitions, topic, partitions, time_, found, exclude_internal_topics)
     except UsageError as error:
         raise fail(str(error), usage=ctx.get_help()) from None
     except KafkaOpsError as error:
@@ -157,7 +159,7 @@ def _run(
     topic: str | None,
     partitions: str | None,
     time_: str,
-    command_config: str | None,
+    command_config: str | Path | None,
     exclude_internal_topics: bool,
 ) -> go.GetOffsetsResult:
     if topic_partitions is not None and (topic is not None or partitions is not None):
@@ -167,6 +169,5 @@ def _run(
         partition_filter = go.filter_from_patterns(topic_partitions, exclude_internal_topics)
     else:
         partition_filter = go.filter_from_topic_and_partitions(topic, partitions, exclude_internal_topics)
-    found = command_config_for(servers, command_config)
-    with client_from_properties(servers, load_command_config(found), CLIENT_ID) as client:
+    with client_from_properties(servers, load_command_config(command_config), CLIENT_ID) as client:
         return go.get_offsets(client, partition_filter, timestamp)

@@ -191,6 +191,9 @@ class LocalCluster:
         )
         if self.config_file.exists():
             existing = self.load()
+            if zookeeper_connect is None and self.owns_zookeeper():
+                # `down` stopped the ZooKeeper this state dir runs: start it again on its port
+                LocalZooKeeper.from_state_dir(self.state_dir).start()
             zookeeper_connect = zookeeper_connect or existing.get("zookeeper.connect")
         if zookeeper_connect is None:
             zookeeper = LocalZooKeeper.from_state_dir(self.state_dir)

@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 
 from kafkaops.admin.kafka_client.client import KafkaClient
-from kafkaops.cluster.common.client_channel import client_channel
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel, client_channel
 from kafkaops.cluster.common.errors import NetworkExceptionError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.security import CA_FILE, SSL_DIR, issue_client_keystore
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -133,14 +134,23 @@ def test_registration_is_kafkas_with_every_endpoint(tls: TlsCluster) -> None:
     )
 
 
+def _brokers_seen(bootstrap: str, channel: ClientChannel = PLAINTEXT_CHANNEL) -> dict[int, tuple[str, int]]:
+    """The brokers a Metadata answer names, once it names all three (the brokers' caches fill in after
+    registration, from the controller's UpdateMetadata)."""
+
+    def seen() -> dict[int, tuple[str, int]] | None:
+        with KafkaClient(bootstrap, channel=channel) as client:
+            brokers = {b: (n.host, n.port) for b, n in client.metadata([]).brokers.items()}
+        return brokers if len(brokers) == 3 else None
+
+    return wait_for(seen, 30, what=f"three brokers in the Metadata of {bootstrap}")
+
+
 def test_each_listener_answers_metadata_with_its_own_endpoints(tls: TlsCluster) -> None:
-    with KafkaClient(f"127.0.0.1:{tls.plaintext[1]}") as plain:
-        brokers = plain.metadata([]).brokers
-    assert {b: (n.host, n.port) for b, n in brokers.items()} == {b: ("127.0.0.1", p) for b, p in tls.plaintext.items()}
-    channel = client_channel("SSL", tls.client_properties())
-    with KafkaClient(tls.ssl_bootstrap, channel=channel) as secure:
-        brokers = secure.metadata([]).brokers
-    assert {b: (n.host, n.port) for b, n in brokers.items()} == {b: ("127.0.0.1", p) for b, p in tls.ssl.items()}
+    plain = _brokers_seen(f"127.0.0.1:{tls.plaintext[1]}")
+    assert plain == {b: ("127.0.0.1", p) for b, p in tls.plaintext.items()}
+    secure = _brokers_seen(tls.ssl_bootstrap, client_channel("SSL", tls.client_properties()))
+    assert secure == {b: ("127.0.0.1", p) for b, p in tls.ssl.items()}
 
 
 def _kcat_ssl(tls: TlsCluster) -> list[str]:
@@ -215,8 +225,7 @@ def test_a_plaintext_client_on_the_tls_port_is_dropped(tls: TlsCluster) -> None:
     with KafkaClient(f"127.0.0.1:{tls.ssl[2]}", channel=channel) as client, pytest.raises(NetworkExceptionError):
         client.metadata([])
     # the broker goes on serving
-    with KafkaClient(f"127.0.0.1:{tls.plaintext[2]}") as plain:
-        assert sorted(plain.metadata([]).brokers) == [0, 1, 2]
+    assert sorted(_brokers_seen(f"127.0.0.1:{tls.plaintext[2]}")) == [0, 1, 2]
 
 
 def test_a_tool_reaches_the_ssl_listener_with_command_config(tls: TlsCluster, run_cli: Any, tmp_path: Path) -> None:
@@ -289,3 +298,20 @@ def test_console_tools_speak_ssl_with_their_client_properties(tls: TlsCluster, c
     )
     assert consumed.exit_code == 0, consumed.output
     assert consumed.stdout.splitlines()[:2] == ["one", "two"]
+
+
+def test_a_secured_cluster_with_its_own_zookeeper_comes_back_up_after_down(run_cli: Any, tmp_path: Path) -> None:
+    state = tmp_path / "own"
+    local = LocalCluster(state)
+    try:
+        assert run_cli("cluster", "up", "--state-dir", str(state), "--brokers", "1", "--security", "ssl").exit_code == 0
+        assert run_cli("cluster", "down", "--state-dir", str(state)).exit_code == 0
+        again = run_cli("cluster", "up", "--state-dir", str(state))  # ZooKeeper too, and still SSL
+        assert again.exit_code == 0, again.stdout
+        assert "Security: ssl (every listener, inter-broker included, uses SSL)" in again.stdout.splitlines()
+        server = f"127.0.0.1:{_ports(local, 0)['SSL']}"
+        listed = run_cli("topics", "--bootstrap-server", server, "--state-dir", str(state), "--list")
+        assert listed.exit_code == 0, listed.stdout
+    finally:
+        if local.exists():
+            local.down()
