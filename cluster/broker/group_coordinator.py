@@ -938,8 +938,13 @@ class GroupCoordinator:
         """A group read back from `__consumer_offsets` by a new coordinator: Stable with its members (who
         must heartbeat within their sessions) or Empty; over group.max.size it rebalances at once. None (its
         tombstone was the last record) forgets the group."""
-        if group_id in self.groups:
-            self.on_group_unloaded(group_id)
+        current = self.groups.get(group_id)
+        if current is not None:
+            # leader again in a new epoch without having resigned: the live group is newer than its record
+            # (Kafka's loadGroup keeps the cached group)
+            log.info(f"Attempt to load group {group_id} from log failed because there is already a cached group "
+                     f"with generation {current.generation_id}")  # fmt: skip
+            return
         if value is None:
             return
         group = GroupMetadata.load(group_id, value, self.scheduler.now_ms)

@@ -713,3 +713,14 @@ def test_offset_delete_checks(coordinator: GroupCoordinator, clock: ManualSchedu
     assert coordinator.offset_delete_check("never", [other]) == (errors.GroupIdNotFoundError.code, {})
     manager.offsets["standalone"] = {other: 1}
     assert coordinator.offset_delete_check("standalone", [other]) == (errors.NONE, {})
+
+
+def test_a_reload_in_a_new_epoch_keeps_the_live_group(
+    coordinator: GroupCoordinator, clock: ManualScheduler, manager: FakeGroupManager
+) -> None:
+    a, b = stable_group(coordinator, clock, "a", "b")
+    stale = manager.stored[0][1] if manager.stored else {}
+    live = coordinator.groups["g"]
+    a.join([("range", subscription("t", "u"))])  # a rebalance the record does not know of
+    coordinator.on_group_loaded("g", {**stale, "generation": 0})
+    assert coordinator.groups["g"] is live and a.joins[-1].error == errors.NONE
