@@ -57,6 +57,7 @@ from kafkaops.cluster.broker.requests import (
 from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.collector import collector_paused
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
@@ -372,20 +373,22 @@ class KafkaApis:
         return epoch != -1 and epoch < self.broker_epoch()
 
     async def handle_leader_and_isr_request(self, header: RequestHeader, body: Body) -> Response:
-        request = LeaderAndIsrRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
-            result = PartitionErrors(errors.StaleBrokerEpochError.code)
-        else:
-            result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
-        return responses.partition_errors_response(result)
+        with collector_paused():  # per-partition work: see cluster/common/collector.py
+            request = LeaderAndIsrRequest.from_wire(body)
+            if self._stale_broker_epoch(request.broker_epoch):
+                result = PartitionErrors(errors.StaleBrokerEpochError.code)
+            else:
+                result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
+            return responses.partition_errors_response(result)
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
-        request = StopReplicaRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
-            result = PartitionErrors(errors.StaleBrokerEpochError.code)
-        else:
-            result = self.replica_manager.stop_replicas(header.correlation_id, request)
-        return responses.partition_errors_response(result)
+        with collector_paused():
+            request = StopReplicaRequest.from_wire(body)
+            if self._stale_broker_epoch(request.broker_epoch):
+                result = PartitionErrors(errors.StaleBrokerEpochError.code)
+            else:
+                result = self.replica_manager.stop_replicas(header.correlation_id, request)
+            return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
         response, topics = await asyncio.get_running_loop().run_in_executor(
