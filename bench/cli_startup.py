@@ -14,7 +14,6 @@ Stops the ZooKeeper it started on exit, error, SIGINT or SIGTERM.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -23,6 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.table import Row, format_table, write_rows  # noqa: E402 - after the path it is found on
 from kafkaops.cluster.local.signals import run_program, stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 
@@ -45,30 +47,28 @@ def median_seconds(command: list[str], rounds: int, env: dict[str, str]) -> floa
     return statistics.median(times)
 
 
-def rows(rounds: int, zk_connect: str) -> list[dict[str, object]]:
+def rows(rounds: int, zk_connect: str) -> list[Row]:
     env = {**os.environ, "KAFKAOPS_ZOOKEEPER": zk_connect, "KAFKAOPS_CONFIG": ""}
     interpreter = median_seconds([sys.executable, "-c", "pass"], rounds, env)
     eager = median_seconds([sys.executable, "-c", EAGER_IMPORTS], rounds, env)
+    print(f"interpreter alone (python -c pass): {interpreter:.3f} s; eager import of every command: {eager:.3f} s")
     measured = [
         ("kafkaops --version", [KAFKAOPS, "--version"], 0.15),
         ("kafkaops --help", [KAFKAOPS, "--help"], 0.15),
         ("kafkaops topics --list (local ZooKeeper)", [KAFKAOPS, "topics", "--list", "--zookeeper", zk_connect], 0.3),
     ]
-    out: list[dict[str, object]] = []
-    for scenario, command, goal in measured:
-        figure = median_seconds(command, rounds, env)
-        out.append(
-            {
-                "scenario": scenario,
-                "figure": round(figure, 3),
-                "unit": "s",
-                "baseline": f"interpreter alone {interpreter:.3f} s; eager import of every command {eager:.3f} s",
-                "ratio": round(figure / eager, 2),
-                "goal": f"<= {goal} s",
-                "met": figure <= goal,
-            }
+    return [
+        Row.measured(
+            f"{scenario} (baseline: every command imported eagerly)",
+            figure,
+            "s",
+            eager,
+            f"<= {goal} s",
+            figure <= goal,
         )
-    return out
+        for scenario, command, goal in measured
+        for figure in [median_seconds(command, rounds, env)]
+    ]
 
 
 def main() -> None:
@@ -84,13 +84,9 @@ def main() -> None:
             table = rows(args.rounds, zookeeper.connect_string)
         finally:
             stop_started([zookeeper.stop])
-    for row in table:
-        print(
-            f"{row['scenario']}: {row['figure']} s (median of {args.rounds}); {row['baseline']}; "
-            f"ratio to the eager start {row['ratio']}; goal {row['goal']}: {'met' if row['met'] else 'not met'}"
-        )
+    print(format_table(table))
     if args.json:
-        args.json.write_text(json.dumps(table, indent=2) + "\n")
+        write_rows(args.json, table)
 
 
 if __name__ == "__main__":

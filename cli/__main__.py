@@ -1,3 +1,3 @@
-from kafkaops.cli.app import main
+from kafkaops.cli.launcher import main
 
 main()

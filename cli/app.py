@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from kafkaops.cli.launcher import version_text
 from kafkaops.cli.lazy_group import LazyCommand, LazyTyperGroup
 from kafkaops.cluster.local.signals import EXIT_SIGINT, install_signal_handlers
 
@@ -68,6 +69,18 @@ LazyTyperGroup.lazy_commands = {
         "This tool is used to verify the producer performance.",
         context_settings=_EXTRA_ARGS,
     ),
+    "consumer-groups": _command(
+        "consumer_groups",
+        "consumer_groups_command",
+        "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or\n"
+        "reset consumer group offsets.",
+        cls="kafkaops.cli.consumer_groups:ConsumerGroupsCommand",
+    ),
+    "consumer-perf-test": _command(
+        "consumer_perf",
+        "consumer_perf_test_command",
+        "This tool helps in performance test for the full zookeeper consumer.",
+    ),
     "replica-verification": _command(
         "replica_verification",
         "replica_verification_command",
@@ -103,6 +116,7 @@ LazyTyperGroup.lazy_commands = {
         "broker_api_versions_command",
         "This tool helps to retrieve broker version information.",
     ),
+    "acls": _command("acls", "acls_command", "This tool helps to manage acls on kafka."),
     "cluster": LazyCommand("kafkaops.cli.cluster", "app", "Run a local cluster.", is_group=True),
 }
 
@@ -120,9 +134,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from importlib import metadata  # 50 ms of imports (email, zipfile) only `--version` needs
-
-        typer.echo(f"kafkaops {metadata.version('kafkaops')} (Kafka 2.8 ZooKeeper-mode tools)")
+        typer.echo(version_text())
         raise typer.Exit()
 
 

@@ -5,7 +5,8 @@ Per broker `host:port (id: N rack: R) -> (` then one API per line as Kafka's `No
 `UNSUPPORTED` for a ZooKeeper-broker API the broker does not serve), then `)`. A broker that cannot be
 asked prints `-> ERROR: <why>`. No bootstrap server answering prints Kafka's "Request METADATA failed on
 brokers ..." and exits 1. Without --bootstrap-server, the running brokers of the local cluster
-(`--state-dir`). `--command-config` may not ask for TLS or SASL (this client speaks PLAINTEXT).
+(`--state-dir`). `--command-config` may ask for PLAINTEXT or SSL (not SASL yet); without one, a secured
+local cluster's client.properties is used for its brokers.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 from kafkaops.admin.broker_api_versions import BrokerVersionInfo, list_all_broker_version_info
 from kafkaops.admin.kafka_client.client_config import client_from_properties, load_command_config
 from kafkaops.admin.kafka_client.node_api_versions import node_api_versions_text
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.cli.common import StateDirOption, command_config_for, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS
@@ -62,7 +63,8 @@ def broker_api_versions_command(
     bootstrap_server = bootstrap_server or optional_bootstrap_server(state)
     if bootstrap_server is None:
         raise UsageError('Missing required argument "[bootstrap-server]"')
-    with client_from_properties(bootstrap_server, load_command_config(command_config), CLIENT_ID) as client:
+    found = command_config_for(bootstrap_server, command_config, state)
+    with client_from_properties(bootstrap_server, load_command_config(found), CLIENT_ID) as client:
         brokers = list_all_broker_version_info(client, bootstrap_server)
     for info in brokers:
         sys.stdout.write(broker_line(info) + "\n")

@@ -13,6 +13,7 @@ from kafkaops.cli.common import state_dir
 from kafkaops.cli.demo import demo_command
 from kafkaops.cli.output import OutputFormat, kafka_errors, print_json, print_lines
 from kafkaops.cluster.local.cluster import ClusterStatus, LocalCluster
+from kafkaops.cluster.local.security import SECURITY_MODES
 from kafkaops.cluster.local.zookeeper import DEFAULT_PORT, LocalZooKeeper
 
 app = typer.Typer(help="Run a local cluster.", no_args_is_help=True, rich_markup_mode=None)
@@ -94,9 +95,45 @@ def _status_document(status: ClusterStatus) -> dict[str, object]:
     return {**dataclasses.asdict(status), "bootstrap_servers": status.bootstrap_servers}
 
 
-def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
+def _security_lines(local: LocalCluster) -> list[str]:
+    """How to reach a secured cluster: its client properties, for the tools and for other Kafka clients."""
+    properties = local.client_properties
+    if properties is None:
+        return []
+    settings = dict(
+        line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
+    )
+    lines = [
+        f"Security: {local.security} (every listener, inter-broker included, uses {settings.get('security.protocol')})",
+        f"Client properties: {properties}",
+        "  the kafkaops tools use them for this cluster; give them to Kafka's tools with --command-config "
+        f"{properties}",
+    ]
+    flags = [f"-X security.protocol={settings.get('security.protocol')}"]
+    if "ssl.truststore.location" in settings:
+        flags.append(f"-X ssl.ca.location={settings['ssl.truststore.location']}")
+    if "sasl.jaas.config" in settings:
+        from kafkaops.cluster.common.sasl import client_login
+
+        login = client_login(settings.get("sasl.mechanism", ""), settings["sasl.jaas.config"])
+        flags += [f"-X sasl.mechanisms={login.mechanism}", f"-X sasl.username={login.username}"]
+        flags.append(f"-X sasl.password={login.password}")
+        lines.append(
+            f"  SASL user '{login.username}' ({login.mechanism}, also the brokers' own login); more users: "
+            "kafkaops configs --alter --entity-type users --entity-name <user> "
+            "--add-config 'SCRAM-SHA-512=[password=<password>]'"
+        )
+    lines.append("  librdkafka (kcat, confluent-kafka): " + " ".join(flags))
+    return lines
+
+
+def _print_status(status: ClusterStatus, output: OutputFormat, local: LocalCluster | None = None) -> None:
     if output is OutputFormat.json:
-        print_json(_status_document(status))
+        document = _status_document(status)
+        if local is not None and local.client_properties is not None:
+            document["security"] = local.security
+            document["client_properties"] = str(local.client_properties)
+        print_json(document)
         return
     serving = "serving" if status.zookeeper_serving else "NOT answering"
     lines = [f"ZooKeeper {status.zookeeper} {serving}"]
@@ -112,6 +149,8 @@ def _print_status(status: ClusterStatus, output: OutputFormat) -> None:
     lines.append(f"--zookeeper {status.zookeeper}")
     if status.bootstrap_servers:
         lines.append(f"--bootstrap-server {status.bootstrap_servers}")
+    if local is not None:
+        lines += _security_lines(local)
     print_lines(lines)
 
 
@@ -130,18 +169,30 @@ def cluster_up(
     zookeeper_connect: Annotated[
         str | None, typer.Option("--zookeeper", help="Use this ZooKeeper instead of starting a local one.")
     ] = None,
+    security: Annotated[
+        str | None,
+        typer.Option(
+            "--security",
+            metavar="|".join(SECURITY_MODES),
+            help="A new cluster's security: every listener, inter-broker included, uses it. ssl creates a CA and "
+            "the brokers' certificates, sasl_* an admin user (SCRAM-SHA-512), and <state dir>/client.properties "
+            "for the tools (default plaintext; an existing cluster keeps its own).",
+        ),
+    ] = None,
     output: Output = OutputFormat.text,
 ) -> None:
     """Start ZooKeeper (unless --zookeeper) and the brokers; return once a controller is elected."""
-    status = LocalCluster(state_dir(state)).up(brokers=brokers, zookeeper_connect=zookeeper_connect)
-    _print_status(status, output)
+    local = LocalCluster(state_dir(state))
+    status = local.up(brokers=brokers, zookeeper_connect=zookeeper_connect, security=security)
+    _print_status(status, output, local)
 
 
 @app.command("status")
 @kafka_errors()
 def cluster_status(state: StateDir = None, output: Output = OutputFormat.text) -> None:
     """ZooKeeper, brokers, controller id and epoch."""
-    _print_status(LocalCluster(state_dir(state)).status(), output)
+    local = LocalCluster(state_dir(state))
+    _print_status(local.status(), output, local)
 
 
 @app.command("stop-broker")

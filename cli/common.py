@@ -44,8 +44,8 @@ CommandConfigOption = Annotated[
         "--command-config",
         metavar="<command config property file>",
         help="Property file containing configs to be passed to Admin Client (client.id, request.timeout.ms, "
-        "default.api.timeout.ms, retries, retry.backoff.ms; security.protocol PLAINTEXT). "
-        "Used only with --bootstrap-server.",
+        "default.api.timeout.ms, retries, retry.backoff.ms; security.protocol PLAINTEXT or SSL with the PEM ssl.* "
+        "settings). Used only with --bootstrap-server; default: a secured local cluster's client.properties.",
     ),
 ]
 StateDirOption = Annotated[
@@ -67,17 +67,34 @@ def check_connection(zookeeper_connect: str | None, bootstrap_server: str | None
         raise InvalidArgumentError(ONLY_ONE_CONNECTION)
 
 
+def command_config_for(
+    bootstrap_server: str, command_config: str | Path | None, state: Path | None = None
+) -> str | Path | None:
+    """`--command-config`, else the local cluster's `<state dir>/client.properties` when every server of
+    `--bootstrap-server` is one of that cluster's listeners (`cluster up --security ssl` writes it): the
+    tools reach a secured local cluster without being told how."""
+    if command_config is not None:
+        return command_config
+    local = LocalCluster(state_dir(state))
+    properties = local.client_properties
+    if properties is None:
+        return None
+    wanted = {address.strip() for address in bootstrap_server.split(",") if address.strip()}
+    return properties if wanted and wanted <= local.listener_addresses() else None
+
+
 @contextmanager
 def admin_client(
-    bootstrap_server: str, command_config: str | Path | None, default_client_id: str
+    bootstrap_server: str, command_config: str | Path | None, default_client_id: str, state: Path | None = None
 ) -> Iterator[tuple[KafkaClient, AdminClientConfig]]:
-    """A client on `--bootstrap-server` configured by `--command-config`, closed on exit, with its
-    settings (the admin calls' timeouts). Raises InvalidArgumentError for a bad file or server list."""
+    """A client on `--bootstrap-server` configured by `--command-config` (or the local cluster's client
+    properties, `command_config_for`), closed on exit, with its settings (the admin calls' timeouts). Raises
+    InvalidArgumentError for a bad file or server list."""
     # the Kafka client (and the protocol's schemas) only for --bootstrap-server: a ZooKeeper-mode command
     # starts without them
     from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
 
-    config = read_command_config(command_config, default_client_id)
+    config = read_command_config(command_config_for(bootstrap_server, command_config, state), default_client_id)
     with open_admin_client(bootstrap_server, config) as client:
         yield client, config
 

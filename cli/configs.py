@@ -260,7 +260,7 @@ def configs_command(
     entity = resolve_entity(entity_type or [], names, flags, alter, bootstrap=bootstrap_server is not None)
     to_add, to_delete = _changes(add_config, add_config_file, delete_config) if alter else ({}, [])
     if bootstrap_server is not None:
-        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (admin, _):
+        with admin_client(bootstrap_server, command_config, CLIENT_ID, state) as (admin, _):
             if entity.entity_type in configs_admin_ops.QUOTA_ENTITY_TYPES:
                 # Kafka passes the types and names as given (their order too) to the Admin API
                 types = (entity_type or []) + [t for t, _ in flags]

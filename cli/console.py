@@ -31,6 +31,8 @@ from kafkaops.admin.console import (
     LineMessageReader,
     StopReason,
     consumer_settings,
+    group_id_setting,
+    group_offset_reset,
     parse_key_value_args,
     read_line_batches,
     send_lines,
@@ -49,6 +51,8 @@ from kafkaops.admin.kafka_client import (
     perf_payload,
     run_producer_perf,
 )
+from kafkaops.admin.kafka_client.client_config import channel_from_properties
+from kafkaops.admin.kafka_client.group_consumer import GroupConsumer, GroupConsumerConfig
 from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors
 from kafkaops.cluster.common import log4j
@@ -265,6 +269,7 @@ def console_producer_command(
         retries=retries,
         retry_backoff_ms=backoff,
         delivery_timeout_ms=_int_setting(settings, "delivery.timeout.ms", 120000),
+        channel=channel_from_properties(settings),
     ) as client:
         sender = BatchSender(client, topic, partition=partition, acks=acks, timeout_ms=timeout_ms, compression=codec)
         try:
@@ -375,7 +380,7 @@ def console_consumer_command(
         typer.Option(
             "--consumer-property",
             metavar="<String: consumer_prop>",
-            help="A mechanism to pass user-defined properties in the form key=value to the consumer (client.id, fetch.max.wait.ms, fetch.max.bytes, max.partition.fetch.bytes, request.timeout.ms, isolation.level).",
+            help="A mechanism to pass user-defined properties in the form key=value to the consumer (client.id, fetch.max.wait.ms, fetch.max.bytes, max.partition.fetch.bytes, request.timeout.ms, isolation.level, security.protocol and ssl.*).",
         ),
     ] = None,
     isolation_level: Annotated[
@@ -387,7 +392,13 @@ def console_consumer_command(
         ),
     ] = None,
     group: Annotated[
-        str | None, typer.Option("--group", metavar="<String: consumer group id>", help="Not available here.")
+        str | None,
+        typer.Option(
+            "--group",
+            metavar="<String: consumer group id>",
+            help="The consumer group id of the consumer: it joins the group, reads the partitions assigned to it "
+            "from the group's committed offsets and commits what it read.",
+        ),
     ] = None,
     skip_message_on_error: Annotated[
         bool,
@@ -405,12 +416,13 @@ def console_consumer_command(
         raise UsageError('Missing required argument "[bootstrap-server]"')
     if whitelist is not None:
         raise InvalidArgumentError("kafkaops console-consumer reads one topic: use --topic instead of --whitelist")
-    settings = consumer_settings(topic, partition, offset, from_beginning, max_messages, timeout_ms)
-    if group is not None:
-        raise InvalidArgumentError("kafkaops console-consumer reads without a consumer group: leave out --group")
     consumer_props = parse_key_value_args(consumer_property or [])
-    if "group.id" in consumer_props:
-        raise InvalidArgumentError("kafkaops console-consumer reads without a consumer group: leave out group.id")
+    group_id = group_id_setting(group, consumer_props)
+    if group_id is not None and partition is not None:
+        raise InvalidArgumentError(
+            "kafkaops console-consumer --group subscribes to the whole topic: leave out --partition"
+        )
+    settings = consumer_settings(topic, partition, offset, from_beginning, max_messages, timeout_ms)
     level = parse_isolation_level(isolation_level or consumer_props.get("isolation.level", "read_uncommitted"))
     formatter = DefaultMessageFormatter.from_properties(parse_key_value_args([*(property_ or []), *extra]))
     parse_bootstrap_servers(bootstrap_server)
@@ -419,23 +431,57 @@ def console_consumer_command(
         bootstrap_server,
         client_id=consumer_props.get("client.id", "console-consumer"),
         request_timeout_ms=_int_setting(consumer_props, "request.timeout.ms", 30000),
+        channel=channel_from_properties(consumer_props),
     ) as client:
-        consumer = PartitionConsumer(
-            client,
-            settings.topic,
-            None if settings.partition is None else [settings.partition],
-            settings.start,
-            settings.reset,
-            max_wait_ms=_int_setting(consumer_props, "fetch.max.wait.ms", 500),
-            max_bytes=_int_setting(consumer_props, "fetch.max.bytes", 52428800),
-            partition_max_bytes=_int_setting(consumer_props, "max.partition.fetch.bytes", 1048576),
-            isolation_level=level,
-        )
+        consumer: PartitionConsumer | GroupConsumer
+        if group_id is not None:
+            consumer = GroupConsumer(
+                client, [settings.topic], _group_config(group_id, consumer_props, from_beginning, level)
+            )
+        else:
+            consumer = PartitionConsumer(
+                client,
+                settings.topic,
+                None if settings.partition is None else [settings.partition],
+                settings.start,
+                settings.reset,
+                max_wait_ms=_int_setting(consumer_props, "fetch.max.wait.ms", 500),
+                max_bytes=_int_setting(consumer_props, "fetch.max.bytes", 52428800),
+                partition_max_bytes=_int_setting(consumer_props, "max.partition.fetch.bytes", 1048576),
+                isolation_level=level,
+            )
         console = ConsoleConsumer(consumer, formatter, settings.max_messages, settings.timeout_ms)
-        code = _process(console, out)
+        try:
+            code = _process(console, out)
+        finally:
+            if isinstance(consumer, GroupConsumer):
+                consumer.close()
     sys.stderr.write(f"Processed a total of {console.message_count} messages\n")
     if code:
         raise typer.Exit(code=code)
+
+
+def _group_config(group_id: str, props: dict[str, str], from_beginning: bool, level: int) -> GroupConsumerConfig:
+    """The console consumer's group settings from its consumer properties (Kafka's defaults)."""
+    auto_commit = props.get("enable.auto.commit", "true").strip().lower()
+    if auto_commit not in ("true", "false"):
+        raise InvalidArgumentError(
+            f"Invalid value {auto_commit} for configuration enable.auto.commit: Expected value to be either true or false"
+        )
+    return GroupConsumerConfig(
+        group_id,
+        session_timeout_ms=_int_setting(props, "session.timeout.ms", 10000),
+        rebalance_timeout_ms=_int_setting(props, "max.poll.interval.ms", 300000),
+        heartbeat_interval_ms=_int_setting(props, "heartbeat.interval.ms", 3000),
+        enable_auto_commit=auto_commit == "true",
+        auto_commit_interval_ms=_int_setting(props, "auto.commit.interval.ms", 5000),
+        auto_offset_reset=group_offset_reset(from_beginning, props),
+        group_instance_id=props.get("group.instance.id"),
+        max_wait_ms=_int_setting(props, "fetch.max.wait.ms", 500),
+        max_bytes=_int_setting(props, "fetch.max.bytes", 52428800),
+        partition_max_bytes=_int_setting(props, "max.partition.fetch.bytes", 1048576),
+        isolation_level=level,
+    )
 
 
 def _process(console: ConsoleConsumer, out: BinaryIO) -> int:
@@ -632,6 +678,7 @@ def producer_perf_test_command(
             retries=_int_setting(props, "retries", 2147483647),
             retry_backoff_ms=_int_setting(props, "retry.backoff.ms", 100),
             delivery_timeout_ms=_int_setting(props, "delivery.timeout.ms", 120000),
+            channel=channel_from_properties(props),
         ) as client,
         _interruptible(),
     ):

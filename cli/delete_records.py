@@ -67,7 +67,7 @@ def delete_records_command(
         raise UsageError(MISSING.format("bootstrap-server"))
     if offset_json_file is None:
         raise UsageError(MISSING.format("offset-json-file"))
-    with admin_client(bootstrap_server, command_config, DEFAULT_CLIENT_ID) as client:
+    with admin_client(bootstrap_server, command_config, DEFAULT_CLIENT_ID, state) as client:
         offsets = log_dirs.records_to_delete(read_file(offset_json_file))
         print_lines([EXECUTING])
         results = calls.delete_records(client, offsets)

@@ -10,13 +10,15 @@ Beyond Kafka 3.0 (as later Kafka): `--time` also takes `latest`, `earliest` and 
 max-timestamp needs ListOffsets v7 (Kafka 3.0+ brokers) and is refused with a message where it is not
 spoken; without --bootstrap-server / --broker-list, the running brokers of the local cluster (`--state-dir`).
 Differences: no broker answering ends the command at once (Kafka's consumer waits 60 s), and
-`--command-config` may not ask for TLS or SASL (this client speaks PLAINTEXT).
+`--command-config` may ask for PLAINTEXT or SSL, not SASL yet (a secured local cluster's client.properties
+is used for its brokers without one).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,7 +26,7 @@ from typer._click.core import ParameterSource  # Typer vendors click
 
 from kafkaops.admin import get_offsets as go
 from kafkaops.admin.kafka_client.client_config import client_from_properties, load_command_config
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.cli.common import StateDirOption, command_config_for, optional_bootstrap_server
 from kafkaops.cli.output import fail
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError, UsageError
 
@@ -138,7 +140,8 @@ def get_offsets_command(
             raise KafkaOpsError("Missing required option(s) [bootstrap-server]")
         if not _valid_servers(servers):
             raise UsageError("Please provide valid host:port like host1:9091,host2:9092\n ")
-        result = _run(servers, topic_partitions, topic, partitions, time_, command_config, exclude_internal_topics)
+        found = command_config_for(servers, command_config, state)
+        result = _run(servers, topic_partitions, topic, partitions, time_, found, exclude_internal_topics)
     except UsageError as error:
         raise fail(str(error), usage=ctx.get_help()) from None
     except KafkaOpsError as error:
@@ -156,7 +159,7 @@ def _run(
     topic: str | None,
     partitions: str | None,
     time_: str,
-    command_config: str | None,
+    command_config: str | Path | None,
     exclude_internal_topics: bool,
 ) -> go.GetOffsetsResult:
     if topic_partitions is not None and (topic is not None or partitions is not None):

@@ -17,7 +17,7 @@ from kafkaops.admin import log_dirs
 from kafkaops.admin.kafka_client import KafkaClient
 from kafkaops.admin.kafka_client import log_dirs as calls
 from kafkaops.admin.kafka_client.client_config import open_admin_client, read_command_config
-from kafkaops.cli.common import StateDirOption, optional_bootstrap_server
+from kafkaops.cli.common import StateDirOption, command_config_for, optional_bootstrap_server
 from kafkaops.cli.output import kafka_errors, print_lines
 from kafkaops.cluster.common.errors import UsageError
 from kafkaops.cluster.common.jvm_text import java_parse_int
@@ -29,9 +29,12 @@ RECEIVED = "Received log directory information from brokers {}"
 DEFAULT_CLIENT_ID = "log-dirs-tool"
 
 
-def admin_client(bootstrap_server: str, command_config: Path | None, client_id: str) -> KafkaClient:
+def admin_client(
+    bootstrap_server: str, command_config: Path | None, client_id: str, state: Path | None = None
+) -> KafkaClient:
     """A client configured as Kafka's tools configure their admin client from `--command-config`."""
-    return open_admin_client(bootstrap_server, read_command_config(command_config, client_id))
+    found = command_config_for(bootstrap_server, command_config, state)
+    return open_admin_client(bootstrap_server, read_command_config(found, client_id))
 
 
 @kafka_errors()
@@ -84,7 +87,7 @@ def log_dirs_command(
         raise UsageError(MISSING.format("describe"))
     topics = log_dirs.parse_list_option(topic_list)
     brokers = [java_parse_int(b) for b in log_dirs.parse_list_option(broker_list)] if broker_list is not None else None
-    with admin_client(bootstrap_server, command_config, DEFAULT_CLIENT_ID) as client:
+    with admin_client(bootstrap_server, command_config, DEFAULT_CLIENT_ID, state) as client:
         if brokers is None:
             brokers = sorted(client.metadata([]).brokers)
         print_lines([QUERYING])

@@ -270,7 +270,7 @@ def _generate(
     _check_generate_options(request, zookeeper_connect, master, conf)
     spark = _spark_engine(master, conf) if request.engine is Engine.spark else None
     if bootstrap_server is not None and request.current_assignment_json_file is None:
-        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
+        with admin_client(bootstrap_server, command_config, CLIENT_ID, state) as (client, _):
             result = generate_reassignment(
                 request,
                 lambda: zookeeper(zookeeper_connect, state),
@@ -609,7 +609,7 @@ def _actions(
 ) -> Iterator[_Actions]:
     """The Admin API with --bootstrap-server (Kafka ignores --zookeeper then), else ZooKeeper."""
     if bootstrap_server is not None:
-        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, _):
+        with admin_client(bootstrap_server, command_config, CLIENT_ID, state) as (client, _):
             yield _AdminActions(client)
     else:
         with zookeeper(zookeeper_connect, state) as zk:

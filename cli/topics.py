@@ -288,7 +288,7 @@ def topics_command(
         exclude_internal=exclude_internal,
     )
     if bootstrap_server is not None:
-        with admin_client(bootstrap_server, command_config, CLIENT_ID) as (client, client_config):
+        with admin_client(bootstrap_server, command_config, CLIENT_ID, state) as (client, client_config):
             lines, document = _run_via_admin(client, client_config, request)
     else:
         with zookeeper(zookeeper_connect, state) as zk:

@@ -5,7 +5,14 @@ caller passes in, the producer hands back each batch's outcome, and `kafkaops.cl
 Kafka's texts and exit codes.
 """
 
-from kafkaops.admin.console.console_consumer import ConsoleConsumer, ConsumerSettings, StopReason, consumer_settings
+from kafkaops.admin.console.console_consumer import (
+    ConsoleConsumer,
+    ConsumerSettings,
+    StopReason,
+    consumer_settings,
+    group_id_setting,
+    group_offset_reset,
+)
 from kafkaops.admin.console.console_producer import SentLines, send_lines
 from kafkaops.admin.console.line_message_reader import LineMessageReader, read_line_batches
 from kafkaops.admin.console.message_formatter import DefaultMessageFormatter
@@ -20,6 +27,8 @@ __all__ = [
     "StopReason",
     "bool_property",
     "consumer_settings",
+    "group_id_setting",
+    "group_offset_reset",
     "parse_key_value_args",
     "read_line_batches",
     "send_lines",

@@ -151,3 +151,38 @@ class ConsoleConsumer:
             return self.POLL_MS
         left = max(int(self.timeout_ms - (self._clock() - waiting_since) * 1000), 0)
         return min(left, self.POLL_MS)
+
+
+def group_id_setting(group: str | None, consumer_props: dict[str, str]) -> str | None:
+    """The group the console consumer joins: `--group` or `--consumer-property group.id=...` (None: read
+    without a group). Raises UsageError with Kafka's text when the two name different groups."""
+    provided = list(dict.fromkeys(g for g in (group, consumer_props.get("group.id")) if g is not None))
+    if len(provided) > 1:
+        detected = "'" + "', '".join(provided) + "'"
+        raise UsageError(
+            "The group ids provided in different places (directly using '--group', via '--consumer-property', or "
+            f"via '--consumer.config') do not match. Detected group ids: {detected}"
+        )
+    return provided[0] if provided else None
+
+
+def group_offset_reset(from_beginning: bool, consumer_props: dict[str, str]) -> OffsetResetPolicy:
+    """Where a group member without a committed offset starts: `--from-beginning` (earliest) or the
+    `auto.offset.reset` property (latest by default). Raises UsageError with Kafka's texts."""
+    value = consumer_props.get("auto.offset.reset")
+    if from_beginning and value is not None and value != "earliest":
+        raise UsageError(
+            f"Can't simultaneously specify --from-beginning and 'auto.offset.reset={value}', please remove one option"
+        )
+    if from_beginning:
+        return OffsetResetPolicy.EARLIEST
+    policies = {
+        "earliest": OffsetResetPolicy.EARLIEST,
+        "latest": OffsetResetPolicy.LATEST,
+        "none": OffsetResetPolicy.NONE,
+    }
+    if (value or "latest") not in policies:
+        raise UsageError(
+            f"Invalid value {value} for configuration auto.offset.reset: String must be one of: latest, earliest, none"
+        )
+    return policies[value or "latest"]

@@ -36,6 +36,7 @@ from kafkaops.admin.kafka_client.fetcher import (
 )
 from kafkaops.admin.kafka_client.metadata import ClusterMetadata, PartitionInfo, cluster_metadata
 from kafkaops.admin.kafka_client.records import ProducerRecordTuple
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import (
     BrokerError,
     InvalidArgumentError,
@@ -49,7 +50,6 @@ from kafkaops.cluster.common.errors import (
     UnsupportedVersionError,
     from_code,
 )
-from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol.records import Compression, Record, build_batch
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
@@ -111,12 +111,14 @@ class KafkaClient:
         clock: Callable[[], float] = time.monotonic,
         wall_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         sleep: Callable[[float], None] = time.sleep,
-        sasl: SaslClientLogin | None = None,
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
         if request_timeout_ms <= 0:
             raise InvalidArgumentError(f"request.timeout.ms must be positive, got {request_timeout_ms}")
         self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
         self.client_id = client_id
+        self.channel = channel
+        """How every connection is made: `security.protocol` and its `ssl.*` settings (client_config)."""
         self.request_timeout_ms = request_timeout_ms
         self.retries = retries
         self.retry_backoff_ms = retry_backoff_ms
@@ -124,7 +126,6 @@ class KafkaClient:
         self._clock = clock
         self._wall_clock_ms = wall_clock_ms
         self._sleep = sleep
-        self.sasl = sasl
         self._connections: dict[tuple[str, int], BrokerConnection] = {}
         self._cluster: ClusterMetadata | None = None
         self._partitions: dict[TopicPartition, PartitionInfo] = {}
@@ -152,7 +153,7 @@ class KafkaClient:
         key = (host, port)
         connection = self._connections.get(key)
         if connection is None:
-            connection = BrokerConnection(host, port, self.client_id, self._timeout_s(), node, self.sasl)
+            connection = BrokerConnection(host, port, self.client_id, self._timeout_s(), node, self.channel)
             self._connections[key] = connection
         connection.connect()
         return connection

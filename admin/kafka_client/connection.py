@@ -12,6 +12,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import (
     BrokerError,
     CorrelationIdMismatchError,
@@ -23,7 +24,6 @@ from kafkaops.cluster.common.errors import (
     UnsupportedVersionError,
     from_code,
 )
-from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.protocol import sasl_client_authenticator
 from kafkaops.cluster.protocol.framing import CorrelationIds, check_correlation_id, frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
@@ -76,10 +76,18 @@ class BrokerConnection:
     with send/receive). Any failure closes it; the next request reconnects."""
 
     def __init__(
-        self, host: str, port: int, client_id: str, timeout_s: float, node: str, sasl: SaslClientLogin | None = None
+        self,
+        host: str,
+        port: int,
+        client_id: str,
+        timeout_s: float,
+        node: str,
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
+        self.channel = channel
+        """The security protocol's way in (TLS for SSL, the login for SASL); `security.protocol` of the client's
+        settings."""
         self.host = host
-        self.sasl = sasl
         self.port = port
         self.client_id = client_id
         self.timeout_s = timeout_s
@@ -101,19 +109,18 @@ class BrokerConnection:
         if self._sock is not None:
             return
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            # an SSL handshake that fails (a certificate not trusted, a plaintext port) is an OSError too
+            self._sock = self.channel.connect(self.host, self.port, self.timeout_s)
         except OSError as error:
             raise self._unreachable(error) from error
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock = sock
         try:
             self.versions = self._api_versions()
         except BrokerError as error:
             self.close()
             raise NotSent(error) from error
-        if self.sasl is not None:
+        if self.channel.sasl is not None:  # after ApiVersions, as Kafka's clients log in
             try:
-                sasl_client_authenticator.authenticate(self._negotiated_request, self.sasl)
+                sasl_client_authenticator.authenticate(self._negotiated_request, self.channel.sasl)
             except sasl_client_authenticator.FINAL_ERRORS:
                 self.close()  # a refused login is final: raised as it is, never retried
                 raise

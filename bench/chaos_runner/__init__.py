@@ -7,12 +7,15 @@ A 3-node ZooKeeper ensemble on loopback ports, a cluster of `--brokers` broker p
 election off. For `--duration` seconds an idempotent kafka-python producer per topic sends with
 acks=all at a steady rate (values unique: `<topic>/<sequence>`), recording every acknowledged
 (topic, partition, offset, value) and when it was acknowledged; a confluent-kafka consumer reads every
-partition from the beginning (explicit assignment); and a seeded schedule injects faults:
+partition from the beginning (explicit assignment); another, a member of the group `kafkaops-chaos-commits`,
+subscribes to the topics and commits synchronously after every batch it read; and a seeded schedule
+injects faults:
 
     <mode>:<target>    mode clean_shutdown (SIGTERM, down for a while), hard_shutdown (SIGKILL, down for
                        a while), clean_bounce / hard_bounce (stopped and started again, 1-3 times, as
-                       Kafka's replication_test); target the leader of a partition, the controller, or
-                       a random broker
+                       Kafka's replication_test); target the leader of a partition, the controller, a
+                       random broker, or the coordinator of the group consumer's group (the leader of its
+                       `__consumer_offsets` partition)
     zk_node_kill       SIGKILL of one ZooKeeper node (the ensemble's leader half of the time), restarted later
     session_expire     a broker's ZooKeeper session ended from outside (resumed with its id and password,
                        then closed): its registration vanishes while the process runs on
@@ -43,6 +46,9 @@ of the surviving topics to its end and checks:
   producer never resends a value itself);
 * every record the live consumer read is still in the log at the same offset (a consumer saw it, so
   it was committed);
+* the group consumer, once at the high watermarks, read every acknowledged record, never jumped forward in
+  a partition, and never resumed before the last commit the coordinator acknowledged (re-reads only after
+  it), across the coordinator failovers the faults caused;
 * every replica holds the same records (each broker's copy fetched with `KafkaClient.fetch_from_broker`),
   and `kafkaops replica-verification --once` agrees;
 * every intent completed or was reported failed: each reassignment is settled with

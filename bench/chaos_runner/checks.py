@@ -111,6 +111,18 @@ def check_records(
     return verdict
 
 
+def unread_acks(
+    acked: Iterable[Ack], read_offsets: dict[tuple[str, int], set[int]], topics: Iterable[str]
+) -> list[tuple[str, int, int]]:
+    """The acknowledged records of `topics` a group member never read: (topic, partition, offset)."""
+    wanted = set(topics)
+    return sorted(
+        (a.topic, a.partition, a.offset)
+        for a in acked
+        if a.topic in wanted and a.offset not in read_offsets.get((a.topic, a.partition), set())
+    )
+
+
 def max_gaps(
     acks: Iterable[Ack], partitions: Iterable[tuple[str, int]], start: float, end: float
 ) -> dict[tuple[str, int], tuple[float, float]]:
@@ -410,8 +422,49 @@ class RunChecks:
             not conflicts,
             f"{verdict.live_read} read live, {conflicts} changed or gone since",
         )
+        self.check_group_consumer(acked, ends)
         self.compare_replicas(partitions, final)
         self.run_replica_verification()
+
+    def check_group_consumer(self, acked: Sequence[Ack], ends: dict[tuple[str, int], int]) -> None:
+        """The group member that commits as it reads: once it has read to the high watermarks, every acked
+        record was read, no partition jumped forward, and no re-read started before the last commit the
+        coordinator acknowledged (across the coordinator failovers the faults caused)."""
+        member = self.ctx.group_consumer
+        if member is None:
+            return
+        if member.commits == 0 and not member.read():
+            # a cluster without a group coordinator: the member never got an assignment
+            member.stop()
+            self.ctx.checks["group consumer read every acked record"] = (
+                None,
+                f"never assigned a partition (commit errors {dict(member.commit_errors) or 'none'})",
+            )
+            return
+        surviving = {tp: end for tp, end in ends.items() if tp[0] in self.ctx.surviving}
+        try:
+            wait_for(lambda: member.caught_up(surviving), self.ctx.config.heal_timeout_s, interval_s=POLL_S,
+                     what="the group consumer at the high watermarks")  # fmt: skip
+        except TimeoutError:
+            self.ctx.log("the group consumer did not reach the high watermarks in time")
+        member.stop()
+        unread = unread_acks(acked, member.read(), self.ctx.surviving)
+        problems = [f"{len(unread)} acked records never read (first {unread[:3]})"] if unread else []
+        problems += [f"{len(member.skips)} jumps forward (first {member.skips[:3]})"] if member.skips else []
+        if member.error is not None:
+            problems.append(f"consumer error {member.error!r}")
+        self.ctx.checks["group consumer read every acked record"] = (
+            not problems,
+            "; ".join(problems)
+            or f"{sum(len(o) for o in member.read().values())} offsets read, {member.commits} commits "
+            f"({dict(member.commit_errors) or 'no'} commit errors), {member.rereads} re-reads after a commit",
+        )
+        self.ctx.checks["group re-reads only after the last commit"] = (
+            not member.rewinds,
+            f"{len(member.rewinds)} re-reads from before the last acknowledged commit"
+            + (f" (first {member.rewinds[:3]})" if member.rewinds else ""),
+        )
+        self.ctx.log(f"group consumer: {self.ctx.checks['group consumer read every acked record'][1]}")
 
     def compare_replicas(
         self, partitions: Sequence[tuple[str, int]], final: dict[tuple[str, int], dict[int, bytes]]
@@ -507,6 +560,8 @@ class RunChecks:
         data_bad = data is None or not data.ok or self.ctx.checks.get("replicas identical", (True, ""))[0] is False
         if self.ctx.checks.get("replica-verification --once", (None, ""))[0] is False:
             data_bad = True
+        for name in ("group consumer read every acked record", "group re-reads only after the last commit"):
+            data_bad = data_bad or self.ctx.checks.get(name, (None, ""))[0] is False
         other_bad = bool(self.ctx.anomalies) or any(ok is False for name, (ok, _) in self.ctx.checks.items())
         if data_bad:
             return EXIT_DATA

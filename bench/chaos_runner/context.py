@@ -24,7 +24,7 @@ from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
 
 from .schedule import DOOMED_PREFIX, SURVIVING_PREFIX, ChaosConfig, admin_rounds, plan_schedule
-from .workload import LiveConsumer, ProducerWorker
+from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker
 
 if TYPE_CHECKING:
     from .checks import DataVerdict
@@ -107,6 +107,7 @@ class ChaosContext:
         self.doomed = [f"{DOOMED_PREFIX}{i}" for i in range(admin_rounds(self.schedule))]
         self.producers: dict[str, ProducerWorker] = {}
         self.consumer: LiveConsumer | None = None
+        self.group_consumer: GroupCommitConsumer | None = None
         self.consumer_debug = consumer_debug
         self.lock = threading.RLock()
         self.impaired: set[int] = set()

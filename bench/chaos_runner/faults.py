@@ -13,16 +13,21 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from kafkaops.cluster.common.jvm_text import java_string_hash
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import expire_session
 from kafkaops.cluster.zk import znodes
 
 from .context import POLL_S, ChaosContext, Intent, Interrupted, last_line
 from .schedule import BROKER_KINDS, REPLICATION_FACTOR, TARGETS, PlannedAction, pick_from
+from .workload import COMMIT_GROUP
 
 
 def signal_name(hard: bool) -> str:
     return "SIGKILL" if hard else "SIGTERM"
+
+
+OFFSETS_TOPIC = "__consumer_offsets"
 
 
 class FaultInjector:
@@ -62,6 +67,8 @@ class FaultInjector:
             if controller in candidates:
                 return controller, "controller"
             return None, f"controller {controller} is busy or not running"
+        if target == "coordinator":
+            return self.coordinator(candidates)
         if target == "leader":
             partitions = self.ctx.surviving_partitions()
             states = self.ctx.partition_states(partitions)
@@ -73,6 +80,19 @@ class FaultInjector:
                     return state.leader, f"leader of {tp[0]}-{tp[1]}"
             return None, "no partition led by a free broker"
         return pick_from(candidates, pick), "random"
+
+    def coordinator(self, candidates: list[int]) -> tuple[int | None, str]:
+        """The leader of the group consumer's `__consumer_offsets` partition (Kafka's `partitionFor`:
+        abs(hashCode) % partitions), if it is free."""
+        counts = self.ctx.assignments([OFFSETS_TOPIC])
+        if not counts:
+            return None, f"no {OFFSETS_TOPIC} yet"
+        code = java_string_hash(COMMIT_GROUP)
+        partition = (0 if code == -(2**31) else abs(code)) % len(counts)  # Kafka's Utils.abs
+        state = self.ctx.partition_states([(OFFSETS_TOPIC, partition)]).get((OFFSETS_TOPIC, partition))
+        if state is None or state.leader not in candidates:
+            return None, f"the coordinator of {COMMIT_GROUP} is busy or has no leader"
+        return state.leader, f"coordinator of {COMMIT_GROUP} ({OFFSETS_TOPIC}-{partition})"
 
     def broker_fault(self, action: PlannedAction) -> Callable[[], None] | None:
         mode, target = action.kind.split(":")

@@ -37,7 +37,7 @@ from .schedule import (
     expand_kinds,
     plan_schedule,
 )
-from .workload import LiveConsumer, ProducerWorker
+from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker
 
 TEARDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 CLIENTS_CLOSE_S = 20.0
@@ -150,6 +150,7 @@ class ChaosRun:
             ctx.surviving_partitions(),
             ctx.state_dir / "live-consumer-debug.log" if ctx.consumer_debug else None,
         )
+        ctx.group_consumer = GroupCommitConsumer(bootstrap, ctx.surviving)
 
     def log_progress(self, now: float, progress: _Progress) -> None:
         ctx = self.ctx
@@ -297,6 +298,8 @@ class ChaosRun:
             worker.abort(flush_timeout_s=2.0)
         if ctx.consumer is not None:
             ctx.consumer.abort()
+        if ctx.group_consumer is not None:
+            ctx.group_consumer.abort()
         deadline = time.monotonic() + 10
         for thread in ctx.episodes:
             thread.join(max(0.1, deadline - time.monotonic()))
@@ -321,6 +324,8 @@ class ChaosRun:
             worker.join(max(0.1, deadline - time.monotonic()))
         if ctx.consumer is not None:
             ctx.consumer.join(max(0.1, deadline - time.monotonic()))
+        if ctx.group_consumer is not None:
+            ctx.group_consumer.join(max(0.1, deadline - time.monotonic()))
         ctx.log.close()
 
 

@@ -9,7 +9,10 @@ from typing import TypeVar
 
 MODES = ("clean_shutdown", "hard_shutdown", "clean_bounce", "hard_bounce")
 TARGETS = ("leader", "controller", "random")
-BROKER_KINDS = tuple(f"{mode}:{target}" for mode in MODES for target in TARGETS)
+COORDINATOR_KINDS = ("hard_shutdown:coordinator", "clean_bounce:coordinator")
+"""Faults on the broker coordinating the group consumer's group (the leader of its `__consumer_offsets`
+partition): a coordinator failover, hard and clean."""
+BROKER_KINDS = tuple(f"{mode}:{target}" for mode in MODES for target in TARGETS) + COORDINATOR_KINDS
 OTHER_FAULT_KINDS = ("zk_node_kill", "session_expire", "zombie_freeze")
 FAULT_KINDS = BROKER_KINDS + OTHER_FAULT_KINDS
 ADMIN_KINDS = ("reassignment", "preferred_election", "topic_deletion")
@@ -80,6 +83,8 @@ def expand_kinds(spec: str) -> tuple[str, ...]:
             found = ADMIN_KINDS
         elif entry in MODES:
             found = [f"{entry}:{t}" for t in TARGETS]
+        elif entry == "coordinator":
+            found = COORDINATOR_KINDS
         elif entry in TARGETS:
             found = [f"{m}:{entry}" for m in MODES]
         elif entry in ALL_KINDS:

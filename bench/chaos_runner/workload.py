@@ -310,3 +310,139 @@ class LiveConsumer:
                     f"next {info.get('next_offset')} hw {info.get('hi_offset')} epoch {info.get('leader_epoch')}"
                 )
         return "; ".join(shown) or "no statistics yet"
+
+
+COMMIT_GROUP = "kafkaops-chaos-commits"
+"""The group consumer's group.id: a member of a real group, committing after every batch it read."""
+
+
+class ReadTracker:
+    """What a group member read of each partition, and how its reading moved (pure; the caller locks):
+    every offset read, each commit the coordinator acknowledged, and every place where the reading of a
+    partition jumped forward (a record skipped: `skips`) or back to before the last acknowledged commit
+    (`rewinds`: a commit the coordinator lost). Going back to the last commit or after it is the
+    at-least-once re-read a rebalance or a coordinator failover may cause (`rereads`)."""
+
+    def __init__(self) -> None:
+        self.read_offsets: dict[tuple[str, int], set[int]] = {}
+        self.committed: dict[tuple[str, int], int] = {}
+        """The last offset per partition whose commit the coordinator acknowledged."""
+        self.rereads = 0
+        self.rewinds: list[tuple[str, int, int, int]] = []
+        """(topic, partition, offset read again, the last acknowledged commit then)."""
+        self.skips: list[tuple[str, int, int, int]] = []
+        """(topic, partition, offset expected next, offset read instead)."""
+        self._next: dict[tuple[str, int], int] = {}
+        self._resumed: dict[tuple[str, int], int | None] = {}
+        """Partitions assigned anew, with where this member was in them (None: never read)."""
+
+    def note(self, tp: tuple[str, int], offset: int) -> None:
+        resumed = tp in self._resumed
+        expected = self._resumed.pop(tp) if resumed else self._next.get(tp)
+        committed = self.committed.get(tp, 0)
+        if expected is not None and offset != expected:
+            if offset > expected:
+                self.skips.append((*tp, expected, offset))
+            elif offset < committed:
+                self.rewinds.append((*tp, offset, committed))
+            else:
+                self.rereads += 1
+        elif resumed and expected is None and offset != committed:
+            self.skips.append((*tp, committed, offset))
+        self._next[tp] = offset + 1
+        self.read_offsets.setdefault(tp, set()).add(offset)
+
+    def assigned(self, partitions: Sequence[tuple[str, int]]) -> None:
+        """A new assignment starts each partition at the group's committed offset: the first record read then
+        may go back as far as the last acknowledged commit (a re-read), not further (a lost commit), and not
+        past where this member was (a skip)."""
+        for tp in partitions:
+            self._resumed[tp] = self._next.get(tp)
+
+    def commit_acked(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        for tp, offset in offsets.items():
+            self.committed[tp] = max(self.committed.get(tp, 0), offset)
+
+    def caught_up(self, ends: Mapping[tuple[str, int], int]) -> bool:
+        """Whether every partition was read up to `ends` (offset → high watermark)."""
+        return all(self._next.get(tp, 0) >= end for tp, end in ends.items() if end > 0)
+
+
+class GroupCommitConsumer(ReadTracker):
+    """A confluent-kafka consumer subscribed to `topics` as a member of `group_id`, committing synchronously
+    (after each batch) the offset after the last record it read of each partition, on its own thread.
+
+    What it read and how its reading moved is its ReadTracker's."""
+
+    def __init__(self, bootstrap: str, topics: Sequence[str], group_id: str = COMMIT_GROUP) -> None:
+        super().__init__()
+        self.commits = 0
+        self.commit_errors: Counter[str] = Counter()
+        self.error: BaseException | None = None
+        self._bootstrap, self._topics, self._group_id = bootstrap, list(topics), group_id
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="group-consumer", daemon=True)
+        self._thread.start()
+
+    def read(self) -> dict[tuple[str, int], set[int]]:
+        with self._lock:
+            return {tp: set(offsets) for tp, offsets in self.read_offsets.items()}
+
+    def _run(self) -> None:
+        from confluent_kafka import Consumer, KafkaException
+        from confluent_kafka import TopicPartition as CTopicPartition
+
+        settings = confluent_settings(self._bootstrap, {"session.timeout.ms": 10000}, self._group_id)
+        try:
+            consumer = Consumer(settings)
+            consumer.subscribe(self._topics, on_assign=self._assigned)
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+            return
+        try:
+            while not self._stop.is_set():
+                batch: dict[tuple[str, int], int] = {}
+                for message in consumer.consume(num_messages=500, timeout=0.2):
+                    if message.error() is not None:
+                        continue
+                    tp = (str(message.topic()), int(message.partition() or 0))
+                    with self._lock:
+                        self.note(tp, int(message.offset() or 0))
+                    batch[tp] = int(message.offset() or 0) + 1
+                if not batch:
+                    continue
+                try:
+                    consumer.commit(
+                        offsets=[CTopicPartition(t, p, o) for (t, p), o in batch.items()], asynchronous=False
+                    )
+                except KafkaException as error:
+                    self.commit_errors[error.args[0].name() if error.args else type(error).__name__] += 1
+                    continue
+                with self._lock:
+                    self.commits += 1
+                    self.commit_acked(batch)
+        except BaseException as error:  # noqa: BLE001 - reported by stop()
+            self.error = error
+        finally:
+            with contextlib.suppress(Exception):
+                consumer.close()
+
+    def _assigned(self, _consumer: Any, partitions: list[Any]) -> None:
+        with self._lock:
+            self.assigned([(str(tp.topic), int(tp.partition)) for tp in partitions])
+
+    def caught_up(self, ends: Mapping[tuple[str, int], int]) -> bool:
+        with self._lock:
+            return super().caught_up(ends)
+
+    def abort(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)

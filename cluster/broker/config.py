@@ -4,13 +4,17 @@ Kafka 2.8 `KafkaConfig` (its `ConfigDef` in definition order, `Defaults`, `valid
 `CoreUtils.listenerListToEndPoints` for the keys a kafkaops broker honours (issue 3), plus those of
 Kafka's stock `config/server.properties`, so that a converted `server.properties` loads. A value is
 parsed as Kafka parses the string form of a property and refused with Kafka's text; an unknown key is
-refused (Kafka only warns: here a typo must not pass silently), and so is a listener that is not
-PLAINTEXT (the only protocol kafkaops brokers speak).
+refused (Kafka only warns: here a typo must not pass silently).
+
+Listeners as Kafka's: several `NAME://host:port` in `listeners`, their protocols from
+`listener.security.protocol.map`, `advertised.listeners`, and the inter-broker listener from
+`inter.broker.listener.name` or `security.inter.broker.protocol` (not both). Per-listener settings use
+Kafka's prefix, `listener.name.<listener, lower-case>.<key>` (e.g. `listener.name.ssl.ssl.client.auth`),
+for the `ssl.*` (and `sasl.*`) keys; `listener_settings(name)` resolves them over the broker-wide ones.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from kafkaops.cluster.common.client_channel import SECURITY_PROTOCOLS, TLS_PROTOCOLS
 from kafkaops.cluster.common.config_types import (
     LATEST_API_VERSION,
     ConfigKey,
@@ -31,6 +36,7 @@ from kafkaops.cluster.common.config_types import (
 )
 from kafkaops.cluster.common.errors import InvalidConfigurationError
 from kafkaops.cluster.common.jvm_text import LONG_MAX
+from kafkaops.cluster.common.ssl_factory import SSL_KEYS, SslConfig
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.values import EndPoint
 
@@ -40,9 +46,12 @@ _DOUBLE = ConfigType.DOUBLE
 _null = ConfigKey.null_default
 
 DEFAULT_SECURITY_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 """`BrokerCompressionCodec.brokerCompressionOptions`, in Kafka's order (it prints them)."""
+
+ACL_AUTHORIZER_CLASS_NAME = "kafka.security.authorizer.AclAuthorizer"
+AUTHORIZER_CLASS_NAMES = (ACL_AUTHORIZER_CLASS_NAME, "kafka.security.auth.SimpleAclAuthorizer")
+"""The authorizers a broker can run: Kafka's AclAuthorizer, and the name it had before 2.4."""
 
 BROKER_CONFIGS: dict[str, ConfigKey] = {
     key.name: key
@@ -124,6 +133,7 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         ConfigKey("leader.imbalance.per.broker.percentage", _INT, "10"),
         ConfigKey("leader.imbalance.check.interval.seconds", _LONG, "300", at_least(1)),
         ConfigKey("unclean.leader.election.enable", _BOOL, "false"),
+        ConfigKey("security.inter.broker.protocol", _STRING, "PLAINTEXT"),
         ConfigKey("inter.broker.protocol.version", _STRING, LATEST_API_VERSION, api_version),
         _null("inter.broker.listener.name", _STRING),
         ConfigKey("controlled.shutdown.max.retries", _INT, "3"),
@@ -155,12 +165,36 @@ BROKER_CONFIGS: dict[str, ConfigKey] = {
         # SASL (cluster/broker/sasl_config.py): Kafka's names and defaults; GSSAPI is not implemented
         ConfigKey("sasl.mechanism.inter.broker.protocol", _STRING, "GSSAPI"),
         ConfigKey("sasl.enabled.mechanisms", _LIST, "GSSAPI"),
+        # TLS (Kafka's SslConfigs and BrokerSecurityConfigs; PEM stores only, see ssl_factory.py)
+        ConfigKey("ssl.principal.mapping.rules", _STRING, "DEFAULT"),
+        ConfigKey("ssl.protocol", _STRING, "TLSv1.3"),
+        ConfigKey("ssl.enabled.protocols", _LIST, "TLSv1.2,TLSv1.3"),
+        ConfigKey("ssl.keystore.type", _STRING, "JKS"),
+        _null("ssl.keystore.location", _STRING),
+        _null("ssl.keystore.password", _STRING),
+        _null("ssl.key.password", _STRING),
+        _null("ssl.keystore.key", _STRING),
+        _null("ssl.keystore.certificate.chain", _STRING),
+        ConfigKey("ssl.truststore.type", _STRING, "JKS"),
+        _null("ssl.truststore.location", _STRING),
+        _null("ssl.truststore.password", _STRING),
+        _null("ssl.truststore.certificates", _STRING),
+        ConfigKey("ssl.endpoint.identification.algorithm", _STRING, "https"),
+        ConfigKey("ssl.client.auth", _STRING, "none", one_of("required", "requested", "none")),
+        # the authorizer (Kafka's authorizer.class.name; the other two are AclAuthorizer's own configs)
+        ConfigKey("authorizer.class.name", _STRING, "", one_of("", *AUTHORIZER_CLASS_NAMES)),
+        ConfigKey("super.users", _STRING, ""),
+        ConfigKey("allow.everyone.if.no.acl.found", _BOOL, "false"),
     )
 }
 
 LISTENER_SASL_CONFIG = re.compile(r"listener\.name\.([^.]+)\.(?:([^.]+)\.sasl\.jaas\.config|sasl\.enabled\.mechanisms)")
 """The per-listener SASL properties (`listener.name.<l>.<mechanism>.sasl.jaas.config`,
 `listener.name.<l>.sasl.enabled.mechanisms`), kept as given in `BrokerConfig.listener_sasl_configs`."""
+
+LISTENER_PREFIX = "listener.name."
+LISTENER_CONFIG_PREFIXES = ("ssl.", "sasl.")
+"""The broker configs a listener may override with `listener.name.<listener>.<key>`."""
 
 
 def attribute_name(kafka_name: str) -> str:
@@ -253,6 +287,7 @@ class BrokerConfig:
     leader_imbalance_per_broker_percentage: int
     leader_imbalance_check_interval_seconds: int
     unclean_leader_election_enable: bool
+    security_inter_broker_protocol: str
     inter_broker_protocol_version: str
     inter_broker_listener_name: str | None
     controlled_shutdown_max_retries: int
@@ -280,7 +315,29 @@ class BrokerConfig:
     quota_consumer_default: int
     sasl_mechanism_inter_broker_protocol: str
     sasl_enabled_mechanisms: tuple[str, ...]
+    ssl_principal_mapping_rules: str
+    ssl_protocol: str
+    ssl_enabled_protocols: tuple[str, ...]
+    ssl_keystore_type: str
+    ssl_keystore_location: str | None
+    ssl_keystore_password: str | None
+    ssl_key_password: str | None
+    ssl_keystore_key: str | None
+    ssl_keystore_certificate_chain: str | None
+    ssl_truststore_type: str
+    ssl_truststore_location: str | None
+    ssl_truststore_password: str | None
+    ssl_truststore_certificates: str | None
+    ssl_endpoint_identification_algorithm: str
+    ssl_client_auth: str
+    authorizer_class_name: str
+    super_users: str
+    allow_everyone_if_no_acl_found: bool
+    listener_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """`listener.name.<listener>.<key>` values, parsed, by listener name (upper-case) and key."""
     listener_sasl_configs: dict[str, str] = field(default_factory=dict)
+    """`listener.name.<listener>.<mechanism>.sasl.jaas.config` and `listener.name.<listener>.sasl.enabled.mechanisms`
+    as given (`sasl_config.py` reads them)."""
 
     def get(self, kafka_name: str) -> Any:
         """The value of a property by its Kafka name; KeyError for a name that is not a broker config."""
@@ -300,9 +357,38 @@ class BrokerConfig:
 
     @property
     def effective_inter_broker_listener_name(self) -> str:
-        """inter.broker.listener.name, else the listener named after `security.inter.broker.protocol`
-        (PLAINTEXT: the only protocol kafkaops accepts)."""
-        return self.inter_broker_listener_name or "PLAINTEXT"
+        """`interBrokerListenerName`: inter.broker.listener.name, else the listener named after
+        `security.inter.broker.protocol` (`ListenerName.forSecurityProtocol`)."""
+        return self.inter_broker_listener_name or self.security_inter_broker_protocol
+
+    @property
+    def inter_broker_security_protocol(self) -> str:
+        """`interBrokerSecurityProtocol`: the inter-broker listener's protocol."""
+        return self.listener_security_protocol_map.get(
+            self.effective_inter_broker_listener_name, self.security_inter_broker_protocol
+        )
+
+    def security_protocol(self, listener_name: str) -> str:
+        """The protocol of a listener (`listener.security.protocol.map`)."""
+        return self.listener_security_protocol_map[listener_name]
+
+    def listener_settings(self, listener_name: str, prefix: str = "ssl.") -> dict[str, Any]:
+        """Every broker config starting with `prefix` as `listener_name` sees it: its
+        `listener.name.<listener>.` override, else the broker-wide value (Kafka's
+        `valuesWithPrefixOverride`)."""
+        overrides = self.listener_overrides.get(listener_name.upper(), {})
+        return {
+            name: overrides.get(name, getattr(self, attribute_name(name)))
+            for name in BROKER_CONFIGS
+            if name.startswith(prefix)
+        }
+
+    def ssl_config(self, listener_name: str) -> SslConfig:
+        """The `ssl.*` settings of a listener (for the inter-broker client too, as Kafka's inter-broker
+        channel takes the inter-broker listener's). Raises InvalidConfigurationError."""
+        return SslConfig.from_properties(
+            {k: v for k, v in self.listener_settings(listener_name).items() if k in SSL_KEYS}
+        )
 
     @property
     def zookeeper_credentials(self) -> DigestCredentials | None:
@@ -381,10 +467,13 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     """
     listener_sasl = {name: _text(name, value) for name, value in values.items() if _is_listener_sasl_config(name)}
     values = {name: value for name, value in values.items() if name not in listener_sasl}
+    prefixed = {name: value for name, value in values.items() if isinstance(name, str) and _is_listener_key(name)}
     for name in values:
+        if name in prefixed:
+            continue
         if not isinstance(name, str) or name not in BROKER_CONFIGS:
             raise InvalidConfigurationError(f"Unknown broker config name: {name}")
-    texts = {name: _text(name, value) for name, value in values.items()}
+    texts = {name: _text(name, value) for name, value in values.items() if name not in prefixed}
     parsed: dict[str, Any] = {}
     for name, key in BROKER_CONFIGS.items():
         text = texts.get(name)
@@ -409,15 +498,18 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
     parsed["listeners"] = _endpoints("listeners", parsed["listeners"], protocol_map)
     if parsed["advertised.listeners"] is not None:
         parsed["advertised.listeners"] = _endpoints(
-            "advertised.listeners", parsed["advertised.listeners"], protocol_map
+            "advertised.listeners", parsed["advertised.listeners"], protocol_map, require_distinct_ports=False
         )
     if parsed["log.dirs"] is not None:
         parsed["log.dirs"] = _csv_list(parsed["log.dirs"])
     parsed["log.cleanup.policy"] = tuple(parsed["log.cleanup.policy"])
     parsed["sasl.enabled.mechanisms"] = tuple(parsed["sasl.enabled.mechanisms"])
-    config = BrokerConfig(**{attribute_name(name): value for name, value in parsed.items()})
-    config = dataclasses.replace(
-        config, listener_sasl_configs={k: v for k, v in listener_sasl.items() if v is not None}
+    parsed["ssl.enabled.protocols"] = tuple(parsed["ssl.enabled.protocols"])
+    _inter_broker_listener(parsed, "security.inter.broker.protocol" in values, protocol_map)
+    config = BrokerConfig(
+        **{attribute_name(name): value for name, value in parsed.items()},
+        listener_overrides=_listener_overrides(prefixed),
+        listener_sasl_configs={k: v for k, v in listener_sasl.items() if v is not None},
     )
     _validate(config)
     return config
@@ -425,6 +517,50 @@ def parse_broker_config(values: Mapping[Any, Any]) -> BrokerConfig:
 
 def _is_listener_sasl_config(name: Any) -> bool:
     return isinstance(name, str) and LISTENER_SASL_CONFIG.fullmatch(name) is not None
+
+
+def _is_listener_key(name: str) -> bool:
+    if not name.startswith(LISTENER_PREFIX):
+        return False
+    _, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+    return key.startswith(LISTENER_CONFIG_PREFIXES) and key in BROKER_CONFIGS
+
+
+def _listener_overrides(prefixed: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """`listener.name.<listener>.<key>` values parsed as `<key>` is, by upper-case listener name."""
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, value in prefixed.items():
+        listener, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+        text = _text(name, value)
+        if text is None:
+            continue
+        parsed = BROKER_CONFIGS[key].parse(text)
+        overrides.setdefault(listener.upper(), {})[key] = tuple(parsed) if isinstance(parsed, list) else parsed
+    return overrides
+
+
+def _inter_broker_listener(parsed: dict[str, Any], protocol_given: bool, protocol_map: Mapping[str, str]) -> None:
+    """`getInterBrokerListenerNameAndSecurityProtocol`: one of the two settings; the name normalised."""
+    name = parsed["inter.broker.listener.name"]
+    if name is not None:
+        if protocol_given:
+            raise InvalidConfigurationError(
+                "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set."
+            )
+        listener = name.upper()
+        if listener not in protocol_map:
+            raise InvalidConfigurationError(
+                f"Listener with name {listener} defined in inter.broker.listener.name not found in "
+                "listener.security.protocol.map."
+            )
+        parsed["inter.broker.listener.name"] = listener
+        return
+    protocol = parsed["security.inter.broker.protocol"]
+    if protocol.upper() not in SECURITY_PROTOCOLS:
+        raise InvalidConfigurationError(
+            f"Invalid security protocol `{protocol}` defined in security.inter.broker.protocol"
+        )
+    parsed["security.inter.broker.protocol"] = protocol.upper()
 
 
 def _text(name: str, value: Any) -> str | None:
@@ -468,8 +604,11 @@ _ENDPOINT_RE = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 """`EndPoint.uriParseExp`, matched against the whole entry as Scala's extractor does."""
 
 
-def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[EndPoint, ...]:
-    """`CoreUtils.listenerListToEndPoints`: `NAME://host:port` entries, names and ports distinct."""
+def _endpoints(
+    name: str, text: str, protocol_map: Mapping[str, str], require_distinct_ports: bool = True
+) -> tuple[EndPoint, ...]:
+    """`CoreUtils.listenerListToEndPoints`: `NAME://host:port` entries, names distinct, and ports too unless
+    `require_distinct_ports` is off (advertised listeners may share a port, behind a proxy)."""
     endpoints = []
     for entry in _csv_list(text):
         match = _ENDPOINT_RE.match(entry)
@@ -484,13 +623,6 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             )
         if not 0 <= port <= 65535:
             raise config_error(name, text, f"Port {port} of listener {listener} is not between 0 and 65535")
-        if protocol_map[listener] not in ("PLAINTEXT", "SASL_PLAINTEXT"):
-            raise config_error(
-                name,
-                text,
-                f"Listener {listener} uses security protocol {protocol_map[listener]}; "
-                "kafkaops brokers support only PLAINTEXT and SASL_PLAINTEXT",
-            )
         endpoints.append(EndPoint(listener, host, port))
     names = [e.listener for e in endpoints]
     if len(set(names)) != len(names):
@@ -498,7 +630,7 @@ def _endpoints(name: str, text: str, protocol_map: Mapping[str, str]) -> tuple[E
             f"requirement failed: Each listener must have a different name, listeners: {text}"
         )
     ports = [e.port for e in endpoints if e.port != 0]
-    if len(set(ports)) != len(ports):
+    if require_distinct_ports and len(set(ports)) != len(ports):
         raise InvalidConfigurationError(
             f"requirement failed: Each listener must have a different port, listeners: {text}"
         )
@@ -554,7 +686,24 @@ def _validate(config: BrokerConfig) -> None:
         f"Found {','.join(advertised)}. The valid options based on the current configuration are "
         f"{','.join(listeners)}",
     )
+    inter_broker = config.effective_inter_broker_listener_name
+    if config.listener_security_protocol_map.get(inter_broker, "").startswith("SASL_"):
+        override = config.listener_sasl_configs.get(f"listener.name.{inter_broker.lower()}.sasl.enabled.mechanisms")
+        enabled = config.sasl_enabled_mechanisms if override is None else tuple(m.strip() for m in override.split(","))
+        _require(
+            config.sasl_mechanism_inter_broker_protocol in enabled,
+            "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used "
+            "for inter-broker communication",
+        )
     _require(
         all(e.host != "0.0.0.0" for e in config.effective_advertised_listeners),
         "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.",
     )
+    for endpoint in config.listeners:
+        if config.security_protocol(endpoint.listener) in TLS_PROTOCOLS:
+            ssl_config = config.ssl_config(endpoint.listener)  # Kafka's store checks, with its texts
+            if not ssl_config.has_keystore:
+                raise InvalidConfigurationError(
+                    f"Listener {endpoint.listener} uses {config.security_protocol(endpoint.listener)} but has no "
+                    "SSL key store (ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain)"
+                )

@@ -75,11 +75,16 @@ def config_string(key: ConfigKey, raw: str) -> str:
     return str(value)
 
 
+PEM_PASSWORD_CONFIGS = frozenset({"ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates"})
+"""Kafka's PASSWORD-typed inline PEM stores (KIP-651): never shown."""
+
+
 def _value_type(name: str, key: ConfigKey | None) -> tuple[ConfigType, bool]:
     """The wire type and whether the value is sensitive (`KafkaConfig.maybeSensitive`: unknown or PASSWORD)."""
     if key is None:
         return ConfigType.UNKNOWN, True
-    if "password" in name:  # ours: the ZooKeeper digest password is a plain STRING in the config file
+    if "password" in name or name in PEM_PASSWORD_CONFIGS:
+        # ours: the ZooKeeper digest password and the inline PEM stores are plain STRINGs in the config file
         return ConfigType.PASSWORD, True
     return ConfigType[key.type.value], False
 

@@ -117,7 +117,8 @@ class GroupManager(Protocol):
         """Append the group's GroupMetadataValue; resolves to an error code (or error), NONE when stored."""
 
     def delete_group(self, group_id: str) -> Awaitable[Any]:
-        """Write the group's tombstones (metadata and offsets)."""
+        """Write the group's tombstones (metadata and offsets); resolves to the number of offsets removed
+        (Kafka's cleanupGroupMetadata: the deletion itself is not refused)."""
 
     def get_offsets(self, group_id: str, partitions: Any) -> Any:
         """The group's committed offsets (None: all)."""
@@ -922,7 +923,8 @@ class GroupCoordinator:
                 results[group_id] = errors.NonEmptyGroupError.code
         for group_id in deletable:
             try:
-                results[group_id] = error_code(await self.manager.delete_group(group_id))
+                await self.manager.delete_group(group_id)  # resolves to the count of offsets it removed
+                results[group_id] = errors.NONE
             except Exception:  # noqa: BLE001 - answered as Kafka's unexpected-error code
                 log.exception("Deleting group %s failed", group_id)
                 results[group_id] = errors.UnknownServerError.code

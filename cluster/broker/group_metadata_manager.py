@@ -470,7 +470,7 @@ class GroupMetadataManager:
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """`getOffsets`: the committed offset of each partition (None: none), or every committed offset."""
         committed = self._offsets.get(group_id, {})
-        wanted = list(committed) if partitions is None else list(partitions)
+        wanted = list(committed) if partitions is None else [TopicPartition(*tp) for tp in partitions]
         return {tp: (committed[tp].offset_and_metadata if tp in committed else None) for tp in wanted}
 
     def _metadata_fits(self, offset: OffsetAndMetadata) -> bool:
@@ -481,6 +481,7 @@ class GroupMetadataManager:
     ) -> dict[TopicPartition, int]:
         """`storeOffsets`: the offsets whose metadata fits are appended (acks=all) and cached once
         acknowledged; one error code per partition."""
+        offsets = {TopicPartition(*tp): o for tp, o in offsets.items()}  # plain (topic, partition) pairs too
         fitting = {tp: o for tp, o in offsets.items() if self._metadata_fits(o)}
         too_large = errors.OffsetMetadataTooLargeError.code
         if not fitting:
@@ -519,7 +520,7 @@ class GroupMetadataManager:
     async def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> int:
         """`deleteOffsets`: tombstones of the group's offsets of `partitions`; the number removed."""
         committed = self._offsets.get(group_id, {})
-        removed = [tp for tp in partitions if tp in committed]
+        removed = [TopicPartition(*tp) for tp in partitions if tp in committed]
         return await self._cleanup(group_id, removed, remove_group=False)
 
     async def delete_group(self, group_id: str) -> int:

@@ -23,13 +23,16 @@ server wires it in; the broker never imports the controller.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kafkaops.admin import client_quotas, user_scram_credentials
-from kafkaops.cluster.broker import responses
+from kafkaops.admin.acl_authorizer import AclAuthorizer
+from kafkaops.cluster.broker import acl_apis, request_authorization, responses
+from kafkaops.cluster.broker.authorizer import AuthHelper
 from kafkaops.cluster.broker.client_quota_manager import NANOS_TO_PERCENTAGE_PER_SECOND, QuotaManagers
 from kafkaops.cluster.broker.delayed_delete_records import INVALID_LOW_WATERMARK
 from kafkaops.cluster.broker.group_apis import GroupApis
@@ -37,7 +40,7 @@ from kafkaops.cluster.broker.group_coordinator import GroupConfig, GroupCoordina
 from kafkaops.cluster.broker.group_delayed_operations import LoopScheduler
 from kafkaops.cluster.broker.group_metadata_manager import GROUP_METADATA_TOPIC_NAME, GroupMetadataManager
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
-from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.network_client import InterBrokerChannel, broker_endpoint, send_request
 from kafkaops.cluster.broker.offset_apis import OffsetApis
 from kafkaops.cluster.broker.producer_id_manager import ProducerIdManager
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
@@ -59,11 +62,21 @@ from kafkaops.cluster.broker.requests import (
     UpdateMetadataRequest,
     valid_api_versions_request,
 )
-from kafkaops.cluster.broker.responses import FetchResult, ListOffsetsPartitionResult, PartitionErrors
-from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
+from kafkaops.cluster.broker.responses import (
+    EpochEndOffset,
+    FetchPartitionResult,
+    FetchResult,
+    ListOffsetsPartitionResult,
+    PartitionErrors,
+    ProducePartitionResult,
+)
+from kafkaops.cluster.broker.zk_admin_manager import (
+    ZkAdminManager,
+)
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.acl import CLUSTER_NAME, AclOperation, ResourceType
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
-from kafkaops.cluster.common.sasl import SaslClientLogin
+from kafkaops.cluster.common.java_errors import default_message
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
 from kafkaops.cluster.protocol.schemas import NO_AUTHORIZED_OPERATIONS, ApiKey, ElectionType
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -74,6 +87,14 @@ Response = dict[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Response | None]]
 ContextHandler = Callable[[RequestHeader, Body, RequestContext], Awaitable[Response | None]]
 INT32_MAX = 2**31 - 1
+TOPIC_AUTHORIZATION_FAILED = errors.TopicAuthorizationFailedError.code
+CLUSTER_AUTHORIZATION_FAILED = errors.ClusterAuthorizationFailedError.code
+Op, Resource = AclOperation, ResourceType
+
+_REQUEST_CONTEXT: contextvars.ContextVar[RequestContext] = contextvars.ContextVar("request_context")
+"""The context of the request being handled (its connection's principal and host, for the authorizer): set
+by `_dispatch` for the task that awaits the handler, so every handler can read it without each signature
+carrying it. Code on the executor does not see it: handlers authorize on the loop, before handing off."""
 
 
 # requests between brokers are never throttled (Kafka: the cluster actions, and a follower's fetch)
@@ -131,11 +152,14 @@ class KafkaApis:
         admin_manager: ZkAdminManager | None = None,
         quotas: QuotaManagers | None = None,
         group_metadata_manager: GroupMetadataManager | None = None,
-        inter_broker_sasl: SaslClientLogin | None = None,
+        inter_broker: InterBrokerChannel | None = None,
+        authorizer: AclAuthorizer | None = None,
     ) -> None:
         self.broker_id = broker_id
-        self.inter_broker_sasl = inter_broker_sasl
-        """This broker's login to the others, for the requests it forwards to the controller."""
+        self.inter_broker = inter_broker or InterBrokerChannel()
+        """How this broker reaches the controller when it forwards a request to it (SASL login included)."""
+        self.authorizer = authorizer
+        self.auth = AuthHelper(authorizer)
         self.cluster_id = cluster_id
         self.zk = zk
         self.replica_manager = replica_manager
@@ -151,10 +175,8 @@ class KafkaApis:
         self._handlers: dict[ApiKey, Handler] = {
             ApiKey.LIST_OFFSETS: self.handle_list_offsets_request,
             ApiKey.API_VERSIONS: self.handle_api_versions_request,
-            ApiKey.METADATA: self.handle_topic_metadata_request,
             ApiKey.INIT_PRODUCER_ID: self.handle_init_producer_id_request,
             ApiKey.OFFSET_FOR_LEADER_EPOCH: self.handle_offset_for_leader_epoch_request,
-            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
             ApiKey.OFFSET_COMMIT: self.handle_offset_commit_request,
             ApiKey.OFFSET_FETCH: self.handle_offset_fetch_request,
             ApiKey.OFFSET_DELETE: self.handle_offset_delete_request,
@@ -172,6 +194,9 @@ class KafkaApis:
             ApiKey.SASL_AUTHENTICATE: self.handle_sasl_authenticate_request,
             ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: self.handle_describe_user_scram_credentials_request,
             ApiKey.ALTER_USER_SCRAM_CREDENTIALS: self.handle_alter_user_scram_credentials_request,
+            ApiKey.DESCRIBE_ACLS: self.handle_describe_acls_request,
+            ApiKey.CREATE_ACLS: self.handle_create_acls_request,
+            ApiKey.DELETE_ACLS: self.handle_delete_acls_request,
         }
         if admin_manager is not None:
             self._handlers.update(
@@ -182,16 +207,20 @@ class KafkaApis:
                     ApiKey.DESCRIBE_CONFIGS: self.handle_describe_configs_request,
                     ApiKey.ALTER_CONFIGS: self.handle_alter_configs_request,
                     ApiKey.INCREMENTAL_ALTER_CONFIGS: self.handle_incremental_alter_configs_request,
-                    ApiKey.DESCRIBE_CLUSTER: self.handle_describe_cluster_request,
                     ApiKey.ALTER_PARTITION_REASSIGNMENTS: self.handle_alter_partition_reassignments_request,
                     ApiKey.LIST_PARTITION_REASSIGNMENTS: self.handle_list_partition_reassignments_request,
                 }
             )
         # the handlers that need the request's context: the client quotas they record and throttle
+        # and those that answer per listener (the endpoints of the listener the request came in on)
         self._context_handlers: dict[ApiKey, ContextHandler] = {
             ApiKey.PRODUCE: self.handle_produce_request,
             ApiKey.FETCH: self.handle_fetch_request,
+            ApiKey.METADATA: self.handle_topic_metadata_request,
+            ApiKey.FIND_COORDINATOR: self.handle_find_coordinator_request,
         }
+        if admin_manager is not None:
+            self._context_handlers[ApiKey.DESCRIBE_CLUSTER] = self.handle_describe_cluster_request
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
         """The APIs this broker serves; the network layer closes a connection asking for another."""
         self.quotas = quotas or QuotaManagers.create(lambda: int(time.time() * 1000))
@@ -231,9 +260,39 @@ class KafkaApis:
 
     async def _dispatch(self, request: Request, context: RequestContext) -> Response | None:
         key = request.header.api_key
+        _REQUEST_CONTEXT.set(context)
         if key in self._context_handlers:
             return await self._context_handlers[key](request.header, request.body, context)
         return await self._handlers[key](request.header, request.body)
+
+    @staticmethod
+    def _context() -> RequestContext:
+        """The request's context (a bare one when a handler is called directly, as in unit tests)."""
+        return _REQUEST_CONTEXT.get(None) or RequestContext()
+
+    def _authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        return self.auth.authorize(self._context(), operation, resource_type, name)
+
+    def _authorize_cluster(self, operation: AclOperation) -> bool:
+        return self.auth.authorize(self._context(), operation, Resource.CLUSTER, CLUSTER_NAME)
+
+    def _authorized_topics(self, operation: AclOperation, topics: Iterable[str]) -> set[str]:
+        return self.auth.filter_by_authorized(self._context(), operation, Resource.TOPIC, topics)
+
+    def _allowed(self) -> request_authorization.Allowed:
+        """The authorizer's answer for this request's principal and host (to hand to pure functions)."""
+        context = self._context()
+        return lambda operation, resource_type, name: self.auth.authorize(context, operation, resource_type, name)
+
+    @staticmethod
+    async def _serve(split: request_authorization.Split, handler: Callable[[Body], Awaitable[Response]]) -> Response:
+        """The handler's answer to the authorized part of a request, with the refusals of the rest."""
+        response = await handler(split.body) if split.body is not None else dict(split.empty)
+        return split.merge(response)
+
+    @staticmethod
+    async def _blocking(function: Callable[..., Response], *args: Any) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
     # --- data ----------------------------------------------------------------------------------------------
 
@@ -241,7 +300,25 @@ class KafkaApis:
         self, header: RequestHeader, body: Body, context: RequestContext
     ) -> Response | None:
         request = ProduceRequest.from_wire(body, header.api_version)
-        results = await self.replica_manager.append_records(request)
+        tid = request.transactional_id
+        if tid is not None and not self._authorize(Op.WRITE, Resource.TRANSACTIONAL_ID, tid):
+            code = errors.TransactionalIdAuthorizationFailedError.code
+            failed = [ProducePartitionResult(p.tp, code) for p in request.partitions]
+            return None if request.acks == 0 else responses.produce_response(failed)
+        authorized = self._authorized_topics(Op.WRITE, (p.tp.topic for p in request.partitions))
+        denied = [
+            ProducePartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED)
+            for p in request.partitions
+            if p.tp.topic not in authorized
+        ]
+        if denied:
+            request = dataclasses.replace(
+                request, partitions=tuple(p for p in request.partitions if p.tp.topic in authorized)
+            )
+        results = [
+            *(await self.replica_manager.append_records(request) if request.partitions or not denied else []),
+            *denied,
+        ]
         # Kafka records the request's size against the producer's quota once appended, and mutes the
         # connection for the throttle (also for acks=0, which gets no response to carry it)
         throttle_time_ms = self.quotas.produce.maybe_record_and_get_throttle_time_ms(
@@ -253,7 +330,21 @@ class KafkaApis:
     async def handle_fetch_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
         request = FetchRequest.from_wire(body)
         if request.is_from_follower:  # replication is throttled by the replication quotas only
+            if not self._authorize_cluster(Op.CLUSTER_ACTION):
+                denied = [FetchPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED) for p in request.partitions]
+                return responses.fetch_response(FetchResult(errors.NONE, 0, denied))
             return responses.fetch_response(await self.replica_manager.fetch_messages(request))
+        authorized = self._authorized_topics(Op.READ, (p.tp.topic for p in request.partitions))
+        denied = [
+            FetchPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED)
+            for p in request.partitions
+            if p.tp.topic not in authorized
+        ]
+        if denied:
+            interesting = tuple(p for p in request.partitions if p.tp.topic in authorized)
+            if not interesting:  # Kafka answers at once when nothing is left to read
+                return responses.fetch_response(FetchResult(errors.NONE, request.session_id, denied))
+            request = dataclasses.replace(request, partitions=interesting)
         fetch_quota = self.quotas.fetch
         user, client_id = context.sanitized_user, header.client_id
         # a response larger than the quota allows in a whole window would always be throttled
@@ -261,6 +352,8 @@ class KafkaApis:
         if max_quota_window_bytes < request.max_bytes:
             request = dataclasses.replace(request, max_bytes=max_quota_window_bytes)
         result = await self.replica_manager.fetch_messages(request)
+        if denied:
+            result = dataclasses.replace(result, partitions=[*result.partitions, *denied])
         if not fetch_quota.quotas_enabled:
             return responses.fetch_response(result)
         response_size = responses.fetch_response_size(result, header.api_version)
@@ -275,9 +368,15 @@ class KafkaApis:
 
     async def handle_list_offsets_request(self, header: RequestHeader, body: Body) -> Response:
         request = ListOffsetsRequest.from_wire(body)
+        authorized = self._authorized_topics(Op.DESCRIBE, (name for name, _ in request.topics))
         seen: set[TopicPartition] = set()
         topics = []
         for name, partitions in request.topics:
+            if name not in authorized:
+                topics.append(
+                    (name, [ListOffsetsPartitionResult(p.tp, TOPIC_AUTHORIZATION_FAILED) for p in partitions])
+                )
+                continue
             results = []
             for partition in partitions:
                 if partition.tp in seen:  # Kafka answers a partition named twice with INVALID_REQUEST
@@ -291,8 +390,20 @@ class KafkaApis:
     async def handle_offset_for_leader_epoch_request(self, header: RequestHeader, body: Body) -> Response:
         request = OffsetForLeaderEpochRequest.from_wire(body)
         manager = self.replica_manager
+        names = [name for name, _ in request.topics]
+        authorized = (
+            set(names) if self._authorize_cluster(Op.CLUSTER_ACTION) else self._authorized_topics(Op.DESCRIBE, names)
+        )
         return responses.offset_for_leader_epoch_response(
-            (name, [manager.last_offset_for_leader_epoch(p, request.replica_id) for p in partitions])
+            (
+                name,
+                [
+                    manager.last_offset_for_leader_epoch(p, request.replica_id)
+                    if name in authorized
+                    else EpochEndOffset(p.tp, TOPIC_AUTHORIZATION_FAILED, -1)
+                    for p in partitions
+                ],
+            )
             for name, partitions in request.topics
         )
 
@@ -300,6 +411,16 @@ class KafkaApis:
         """An id for an idempotent producer, unique across the cluster (kafka-protocol.md §9); there are
         no transactions, so a transactional id is refused."""
         request = InitProducerIdRequest.from_wire(body)
+        tid = request.transactional_id
+        if tid is not None and not self._authorize(Op.WRITE, Resource.TRANSACTIONAL_ID, tid):
+            return responses.init_producer_id_response(errors.TransactionalIdAuthorizationFailedError.code)
+        # KIP-679: an idempotent producer needs IdempotentWrite on the cluster, or Write on some topic
+        if (
+            tid is None
+            and not self._authorize_cluster(Op.IDEMPOTENT_WRITE)
+            and not self.auth.authorize_by_resource_type(self._context(), Op.WRITE, Resource.TOPIC)
+        ):
+            return responses.init_producer_id_response(CLUSTER_AUTHORIZATION_FAILED)
         unavailable = errors.CoordinatorNotAvailableError.code
         if (body["producer_id"] == -1) != (body["producer_epoch"] == -1):
             # v3+ (KIP-360): an id without an epoch or the reverse, as Kafka 2.8's KafkaApis refuses it; with
@@ -320,7 +441,11 @@ class KafkaApis:
         unknown = errors.UnknownTopicOrPartitionError.code
         answers: dict[TopicPartition, tuple[int, int]] = {}
         known: dict[TopicPartition, int] = {}
+        authorized = self._authorized_topics(Op.DELETE, (tp.topic for tp in request.offsets))
         for tp, offset in request.offsets.items():
+            if tp.topic not in authorized:
+                answers[tp] = (TOPIC_AUTHORIZATION_FAILED, INVALID_LOW_WATERMARK)
+                continue
             partitions = self.metadata_cache.partitions(tp.topic)
             if partitions is None or tp.partition not in partitions:
                 answers[tp] = (unknown, INVALID_LOW_WATERMARK)
@@ -335,12 +460,18 @@ class KafkaApis:
 
     async def handle_alter_replica_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
         request = AlterReplicaLogDirsRequest.from_wire(body)
+        if not self._authorize_cluster(Op.ALTER):
+            return responses.alter_replica_log_dirs_response(
+                dict.fromkeys(request.partition_dirs, CLUSTER_AUTHORIZATION_FAILED)
+            )
         return responses.alter_replica_log_dirs_response(
             self.replica_manager.alter_replica_log_dirs(request.partition_dirs)
         )
 
     async def handle_describe_log_dirs_request(self, header: RequestHeader, body: Body) -> Response:
         request = DescribeLogDirsRequest.from_wire(body)
+        if not self._authorize_cluster(Op.DESCRIBE):  # Kafka 2.8 answers no log dirs
+            return responses.describe_log_dirs_response([])
         return responses.describe_log_dirs_response(self.replica_manager.describe_log_dirs(request.partitions))
 
     # --- metadata ------------------------------------------------------------------------------------------
@@ -362,39 +493,79 @@ class KafkaApis:
             "session_lifetime_ms": 0,
         }
 
-    async def handle_topic_metadata_request(self, header: RequestHeader, body: Body) -> Response:
+    async def handle_topic_metadata_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleTopicMetadataRequest`: the brokers as the client's listener reaches them (brokers
+        without that listener are left out; a partition whose live leader lacks it is LISTENER_NOT_FOUND
+        from v6, LEADER_NOT_AVAILABLE before)."""
         try:
             request = MetadataRequest.from_wire(body, header.api_version)
         except errors.InvalidRequestError as error:
             return responses.metadata_error_response(body["topics"], error.code)
         cache = self.metadata_cache
-        brokers = cache.alive_brokers()
+        brokers = cache.alive_brokers(context.listener_name)
         names = cache.topics() if request.topics is None else request.topics
-        return responses.metadata_response(
+        # topics the principal may not Describe: left out of "all topics", refused when named (whether they
+        # exist or not is not disclosed)
+        # "all topics" leaves out what may not be described without logging each as refused (Kafka's logIfDenied)
+        authorized = self.auth.filter_by_authorized(
+            self._context(), Op.DESCRIBE, Resource.TOPIC, names, log_if_denied=request.topics is not None
+        )
+        denied = [name for name in dict.fromkeys(names) if name not in authorized]
+        response = responses.metadata_response(
             brokers,
-            ((name, cache.partitions(name)) for name in names),
+            ((name, cache.partitions(name)) for name in names if name in authorized),
             self.cluster_id,
             cache.controller_id,
             cache.topic_ids(),
+            alive_ids={b.broker_id for b in cache.alive_brokers()},
+            error_unavailable_listeners=header.api_version >= 6,
         )
+        context = self._context()
+        if body.get("include_topic_authorized_operations"):  # v8+ (KIP-430)
+            for entry in response["topics"]:
+                entry["topic_authorized_operations"] = self.auth.authorized_operations(
+                    context, Resource.TOPIC, entry["name"]
+                )
+        if body.get("include_cluster_authorized_operations") and self._authorize_cluster(Op.DESCRIBE):
+            response["cluster_authorized_operations"] = self.auth.authorized_operations(
+                context, Resource.CLUSTER, CLUSTER_NAME
+            )
+        if request.topics is not None:
+            response["topics"].extend(
+                {"error_code": TOPIC_AUTHORIZATION_FAILED, "name": name, "is_internal": False, "partitions": []}
+                for name in denied
+            )
+        return response
 
     # --- offsets (offset_apis.py, group_metadata_manager.py) -----------------------------------------------
 
-    async def handle_find_coordinator_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.find_coordinator(body)
+    async def handle_find_coordinator_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        refused = request_authorization.find_coordinator_refusal(body, self._allowed())
+        return refused if refused is not None else await self.offset_apis.find_coordinator(body, context.listener_name)
 
     async def handle_offset_commit_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.offset_commit(body, header.api_version)
+        split = request_authorization.split_offset_commit(body, self._allowed())
+        return await self._serve(split, lambda kept: self.offset_apis.offset_commit(kept, header.api_version))
 
     async def handle_offset_fetch_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.offset_fetch(body, header.api_version)
+        allowed = self._allowed()
+        split = request_authorization.split_offset_fetch(body, allowed, header.api_version)
+        served = await self._serve(split, lambda kept: self.offset_apis.offset_fetch(kept, header.api_version))
+        return request_authorization.filter_offset_fetch(served, body, allowed)
 
     async def handle_offset_delete_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.offset_apis.offset_delete(body)
+        split = request_authorization.split_offset_delete(body, self._allowed())
+        return await self._serve(split, self.offset_apis.offset_delete)
 
     # --- client quotas (Kafka's ZkAdminManager.describeClientQuotas / alterClientQuotas) -------------------
 
     async def handle_describe_client_quotas_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.DESCRIBE_CONFIGS):
+            return client_quotas.describe_response_to_wire(None, _cluster_authorization_failed())
         return await asyncio.get_running_loop().run_in_executor(None, self._describe_client_quotas, body)
 
     def _describe_client_quotas(self, body: Body) -> Response:
@@ -409,6 +580,10 @@ class KafkaApis:
         """Served by any broker: the quotas are written to ZooKeeper with their change notifications, which
         every broker applies (Kafka's ZooKeeper mode)."""
         alterations, validate_only = client_quotas.alter_request_from_wire(body)
+        if not self._authorize_cluster(Op.ALTER_CONFIGS):
+            return client_quotas.alter_response_to_wire(
+                [(a.entity, _cluster_authorization_failed()) for a in alterations]
+            )
         results = await asyncio.get_running_loop().run_in_executor(
             None, client_quotas.alter_client_quotas, self.zk, alterations, validate_only
         )
@@ -417,6 +592,13 @@ class KafkaApis:
     async def handle_describe_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
         """Served by any broker from ZooKeeper (Kafka's `ZkAdminManager.describeUserScramCredentials`)."""
         users = None if body["users"] is None else [user["name"] for user in body["users"]]
+        if not self._authorize_cluster(Op.DESCRIBE):
+            failed = {"error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": "Cluster authorization failed."}
+            return {
+                "throttle_time_ms": 0,
+                **failed,
+                "results": [{"user": u, **failed, "credential_infos": []} for u in users or []],
+            }
         return await asyncio.get_running_loop().run_in_executor(
             None, user_scram_credentials.describe_user_scram_credentials, self.zk, users
         )
@@ -424,15 +606,32 @@ class KafkaApis:
     async def handle_alter_user_scram_credentials_request(self, header: RequestHeader, body: Body) -> Response:
         """Served by the controller only, as Kafka 2.8's (others answer NOT_CONTROLLER for every user); the
         credentials are written to ZooKeeper with a change notification each, which every broker applies."""
-        if not self.controller.is_active:
+        if not self.controller.is_active or not self._authorize_cluster(Op.ALTER):
             users = dict.fromkeys(c["name"] for c in [*body["deletions"], *body["upsertions"]])
-            code = errors.NotControllerError.code
+            code = errors.NotControllerError.code if not self.controller.is_active else CLUSTER_AUTHORIZATION_FAILED
             return {
                 "throttle_time_ms": 0,
-                "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
+                "results": [{"user": u, "error_code": code, "error_message": default_message(code)} for u in users],
             }
         return await asyncio.get_running_loop().run_in_executor(
             None, user_scram_credentials.alter_user_scram_credentials, self.zk, body["upsertions"], body["deletions"]
+        )
+
+    # --- ACLs (acl_apis.py: Kafka's handleDescribeAcls / handleCreateAcls / handleDeleteAcls) -------------
+
+    async def handle_describe_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        return acl_apis.describe_acls(self.authorizer, self._authorize_cluster(Op.DESCRIBE), body)
+
+    async def handle_create_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        authorized = self._authorize_cluster(Op.ALTER)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, acl_apis.create_acls, self.authorizer, authorized, body
+        )
+
+    async def handle_delete_acls_request(self, header: RequestHeader, body: Body) -> Response:
+        authorized = self._authorize_cluster(Op.ALTER)
+        return await asyncio.get_running_loop().run_in_executor(
+            None, acl_apis.delete_acls, self.authorizer, authorized, body
         )
 
     # --- controller -> broker ------------------------------------------------------------------------------
@@ -443,7 +642,9 @@ class KafkaApis:
 
     async def handle_leader_and_isr_request(self, header: RequestHeader, body: Body) -> Response:
         request = LeaderAndIsrRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+        elif self._stale_broker_epoch(request.broker_epoch):
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
@@ -465,7 +666,9 @@ class KafkaApis:
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         request = StopReplicaRequest.from_wire(body)
-        if self._stale_broker_epoch(request.broker_epoch):
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+        elif self._stale_broker_epoch(request.broker_epoch):
             result = PartitionErrors(errors.StaleBrokerEpochError.code)
         else:
             result = self.replica_manager.stop_replicas(header.correlation_id, request)
@@ -476,6 +679,8 @@ class KafkaApis:
         return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            return responses.update_metadata_response(CLUSTER_AUTHORIZATION_FAILED)
         response, topics = await asyncio.get_running_loop().run_in_executor(
             None, self._update_metadata, header.correlation_id, body
         )
@@ -498,6 +703,8 @@ class KafkaApis:
 
     async def handle_controlled_shutdown_request(self, header: RequestHeader, body: Body) -> Response:
         request = ControlledShutdownRequest.from_wire(body)
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            return responses.controlled_shutdown_response(CLUSTER_AUTHORIZATION_FAILED)
         return await asyncio.get_running_loop().run_in_executor(None, self._controlled_shutdown, request)
 
     def _controlled_shutdown(self, request: ControlledShutdownRequest) -> Response:
@@ -513,6 +720,8 @@ class KafkaApis:
 
     async def handle_elect_leaders_request(self, header: RequestHeader, body: Body) -> Response:
         request = ElectLeadersRequest.from_wire(body)
+        if not self._authorize_cluster(Op.ALTER):
+            return responses.elect_leaders_response(request.partitions or [], {}, CLUSTER_AUTHORIZATION_FAILED)
         return await asyncio.get_running_loop().run_in_executor(
             None, self._elect_leaders, request, body, header.api_version
         )
@@ -531,7 +740,7 @@ class KafkaApis:
                 return responses.elect_leaders_response(requested or [], {}, errors.RequestTimedOutError.code)
             return responses.elect_leaders_response(list(results), results, errors.NONE)
         controller_id = self.zk.get_controller_id()
-        endpoint = broker_endpoint(self.zk, controller_id) if controller_id is not None else None
+        endpoint = broker_endpoint(self.zk, controller_id, self.inter_broker) if controller_id is not None else None
         if controller_id == self.broker_id or endpoint is None:
             return responses.elect_leaders_response(requested or [], {}, errors.NotControllerError.code)
         return send_request(
@@ -542,7 +751,7 @@ class KafkaApis:
             body,
             f"broker-{self.broker_id}",
             timeout_s + 5,
-            sasl=self.inter_broker_sasl,
+            channel=self.inter_broker.channel,
         )
 
     # --- the Admin API (Kafka's ZkAdminManager) -------------------------------------------------------------
@@ -552,30 +761,43 @@ class KafkaApis:
         return self.admin_manager
 
     async def handle_create_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().create_topics(body, header.api_version)
+        allowed = self._allowed()
+        split = request_authorization.split_create_topics(body, allowed)
+        served = await self._serve(split, lambda kept: self._admin().create_topics(kept, header.api_version))
+        return request_authorization.hide_configs(served, body, allowed)
 
     async def handle_delete_topics_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().delete_topics(body, header.api_version)
+        split = request_authorization.split_delete_topics(body, self._allowed())
+        return await self._serve(split, lambda kept: self._admin().delete_topics(kept, header.api_version))
 
     async def handle_create_partitions_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self._admin().create_partitions(body, header.api_version)
+        split = request_authorization.split_create_partitions(body, self._allowed())
+        return await self._serve(split, lambda kept: self._admin().create_partitions(kept, header.api_version))
 
     async def handle_describe_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(
-            None, self._admin().describe_configs, body, header.api_version
-        )
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.DESCRIBE_CONFIGS, "results")
+        describe = self._admin().describe_configs
+        return await self._serve(split, lambda kept: self._blocking(describe, kept, header.api_version))
 
     async def handle_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(None, self._admin().alter_configs, body)
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.ALTER_CONFIGS, "responses")
+        return await self._serve(split, lambda kept: self._blocking(self._admin().alter_configs, kept))
 
     async def handle_incremental_alter_configs_request(self, header: RequestHeader, body: Body) -> Response:
-        return await asyncio.get_running_loop().run_in_executor(None, self._admin().incremental_alter_configs, body)
+        split = request_authorization.split_config_resources(body, self._allowed(), Op.ALTER_CONFIGS, "responses")
+        return await self._serve(split, lambda kept: self._blocking(self._admin().incremental_alter_configs, kept))
 
-    async def handle_describe_cluster_request(self, header: RequestHeader, body: Body) -> Response:
-        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers, as the
-        metadata cache has them (no authorizer: authorized operations are "not provided")."""
+    async def handle_describe_cluster_request(
+        self, header: RequestHeader, body: Body, context: RequestContext
+    ) -> Response:
+        """Kafka's `handleDescribeCluster`: the cluster id, the controller and the live brokers on the
+        request's listener, as the metadata cache has them (no authorizer: authorized operations are "not
+        provided")."""
         cache = self.metadata_cache
         controller_id = cache.controller_id
+        operations = NO_AUTHORIZED_OPERATIONS
+        if body.get("include_cluster_authorized_operations") and self._authorize_cluster(Op.DESCRIBE):
+            operations = self.auth.authorized_operations(self._context(), Resource.CLUSTER, CLUSTER_NAME)
         return {
             "throttle_time_ms": 0,
             "error_code": errors.NONE,
@@ -584,14 +806,16 @@ class KafkaApis:
             "controller_id": controller_id if controller_id is not None else -1,
             "brokers": [
                 {"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                for b in cache.alive_brokers()
+                for b in cache.alive_brokers(context.listener_name)
             ],
-            "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS,
+            "cluster_authorized_operations": operations,
         }
 
     # --- partition reassignments (KIP-455: the controller's event queue) -----------------------------------
 
     async def handle_alter_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.ALTER):
+            return _top_level_error(errors.ClusterAuthorizationFailedError, {"responses": []})
         return await asyncio.get_running_loop().run_in_executor(None, self._alter_partition_reassignments, body)
 
     def _alter_partition_reassignments(self, body: Body) -> Response:
@@ -623,6 +847,8 @@ class KafkaApis:
         }
 
     async def handle_list_partition_reassignments_request(self, header: RequestHeader, body: Body) -> Response:
+        if not self._authorize_cluster(Op.DESCRIBE):
+            return _top_level_error(errors.ClusterAuthorizationFailedError, {"topics": []})
         return await asyncio.get_running_loop().run_in_executor(None, self._list_partition_reassignments, body)
 
     def _list_partition_reassignments(self, body: Body) -> Response:
@@ -678,27 +904,47 @@ class KafkaApis:
         self._context_handlers[ApiKey.JOIN_GROUP] = self.handle_join_group_request
         self.served = frozenset(self._handlers) | frozenset(self._context_handlers)
 
+    # Read on the group for the membership APIs, Describe to describe or list, Delete to delete
+    # (request_authorization.py: GROUP_AUTHORIZATION_FAILED as Kafka 2.8's handlers answer)
+
     async def handle_join_group_request(self, header: RequestHeader, body: Body, context: RequestContext) -> Response:
+        refused = request_authorization.group_membership_refusal("join", body, self._allowed())
+        if refused is not None:
+            return refused
         client_host = f"/{context.client_host}"  # Kafka prints the InetAddress: "/127.0.0.1"
         return await self.group_apis.join_group(body, header.api_version, header.client_id, client_host)
 
     async def handle_sync_group_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.group_apis.sync_group(body, header.api_version)
+        refused = request_authorization.group_membership_refusal("sync", body, self._allowed())
+        return refused if refused is not None else await self.group_apis.sync_group(body, header.api_version)
 
     async def handle_heartbeat_request(self, header: RequestHeader, body: Body) -> Response:
-        return self.group_apis.heartbeat(body)
+        refused = request_authorization.group_membership_refusal("heartbeat", body, self._allowed())
+        return refused if refused is not None else self.group_apis.heartbeat(body)
 
     async def handle_leave_group_request(self, header: RequestHeader, body: Body) -> Response:
-        return self.group_apis.leave_group(body, header.api_version)
+        refused = request_authorization.group_membership_refusal("leave", body, self._allowed())
+        return refused if refused is not None else self.group_apis.leave_group(body, header.api_version)
 
     async def handle_list_groups_request(self, header: RequestHeader, body: Body) -> Response:
-        return self.group_apis.list_groups(body)
+        return request_authorization.filter_list_groups(self.group_apis.list_groups(body), self._allowed())
 
     async def handle_describe_groups_request(self, header: RequestHeader, body: Body) -> Response:
-        return self.group_apis.describe_groups(body)
+        split = request_authorization.split_describe_groups(body, self._allowed())
+        response = split.merge(
+            self.group_apis.describe_groups(split.body) if split.body is not None else dict(split.empty)
+        )
+        if body.get("include_authorized_operations"):  # v3+ (KIP-430)
+            for group in response["groups"]:
+                if group["error_code"] == errors.NONE:
+                    group["authorized_operations"] = self.auth.authorized_operations(
+                        self._context(), Resource.GROUP, group["group_id"]
+                    )
+        return response
 
     async def handle_delete_groups_request(self, header: RequestHeader, body: Body) -> Response:
-        return await self.group_apis.delete_groups(body)
+        split = request_authorization.split_delete_groups(body, self._allowed())
+        return await self._serve(split, self.group_apis.delete_groups)
 
 
 def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response:
@@ -711,4 +957,11 @@ def _top_level_error(error: type[BrokerError], rest: dict[str, Any]) -> Response
     }
 
 
-_ERROR_TEXTS = {errors.NotControllerError.code: "This is not the correct controller for this cluster."}
+_ERROR_TEXTS = {
+    errors.NotControllerError.code: "This is not the correct controller for this cluster.",
+    errors.ClusterAuthorizationFailedError.code: "Cluster authorization failed.",
+}
+
+
+def _cluster_authorization_failed() -> errors.ClusterAuthorizationFailedError:
+    return errors.ClusterAuthorizationFailedError("Cluster authorization failed.")

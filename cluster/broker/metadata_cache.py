@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
-from kafkaops.cluster.zk.values import LEADER_DURING_DELETE, TopicPartition
+from kafkaops.cluster.zk.values import LEADER_DURING_DELETE, EndPoint, TopicPartition
 
 if TYPE_CHECKING:
     from kafkaops.cluster.broker.requests import UpdateMetadataRequest
@@ -23,10 +23,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class CachedBroker:
+    """A live broker as UpdateMetadata described it: `host`/`port` of one listener (the first it registered,
+    or the one `alive_brokers(listener)` asked for) and every endpoint it registered."""
+
     broker_id: int
     host: str
     port: int
     rack: str | None
+    endpoints: tuple[EndPoint, ...] = ()
+
+    def on_listener(self, listener_name: str) -> CachedBroker | None:
+        """This broker as seen on `listener_name` (Kafka's `Broker.getNode(listenerName)`), or None."""
+        for endpoint in self.endpoints:
+            if endpoint.listener == listener_name:
+                return replace(self, host=endpoint.host, port=endpoint.port)
+        return None
 
 
 class MetadataCache:
@@ -57,9 +68,14 @@ class MetadataCache:
                 self._partitions.setdefault(name, {})[index] = state
         return deleted
 
-    def alive_brokers(self) -> list[CachedBroker]:
+    def alive_brokers(self, listener_name: str | None = None) -> list[CachedBroker]:
+        """The live brokers by id; with `listener_name`, those that have that listener, with its host and
+        port (Kafka's `getAliveBrokerNodes(listenerName)`: what a client that came in on it may reach)."""
         with self._lock:
-            return sorted(self._brokers.values(), key=lambda b: b.broker_id)
+            brokers = sorted(self._brokers.values(), key=lambda b: b.broker_id)
+        if listener_name is None:
+            return brokers
+        return [node for b in brokers if (node := b.on_listener(listener_name)) is not None]
 
     def topics(self) -> list[str]:
         with self._lock:

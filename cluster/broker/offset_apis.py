@@ -92,7 +92,9 @@ class OffsetApis:
 
     # --- FindCoordinator ----------------------------------------------------------------------------------
 
-    async def find_coordinator(self, body: Body) -> Response:
+    async def find_coordinator(self, body: Body, listener_name: str | None = None) -> Response:
+        """The coordinator as the client's listener reaches it (Kafka's `getPartitionLeaderEndpoint` with the
+        request's listener): a leader without that listener is COORDINATOR_NOT_AVAILABLE."""
         key_type = body.get("key_type", COORDINATOR_TYPE_GROUP)
         if key_type == COORDINATOR_TYPE_TRANSACTION:
             return find_coordinator_response(errors.CoordinatorNotAvailableError.code)
@@ -103,7 +105,7 @@ class OffsetApis:
             await self._create_offsets_topic()
             return find_coordinator_response(errors.CoordinatorNotAvailableError.code)
         state = partitions.get(self.manager.partition_for(body["key"]))
-        alive = {b.broker_id: b for b in self.metadata_cache.alive_brokers()}
+        alive = {b.broker_id: b for b in self.metadata_cache.alive_brokers(listener_name)}
         leader = alive.get(state.leader) if state is not None and state.leader >= 0 else None
         if leader is None:
             return find_coordinator_response(errors.CoordinatorNotAvailableError.code)

@@ -26,12 +26,12 @@ from typing import Any
 from kafkaops.cluster.broker.fetch_session import FetchSessionHandler
 from kafkaops.cluster.broker.partition import Partition
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import KafkaOpsError
-from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 from kafkaops.cluster.protocol.framing import frame, read_frame
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
-from kafkaops.cluster.protocol.sasl_client_authenticator import authenticate_stream
+from kafkaops.cluster.protocol.sasl_client_authenticator import open_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import TopicPartition
 
@@ -100,7 +100,7 @@ class ReplicaFetcher:
         socket_timeout_ms: int,
         follower_throttled: Callable[[Partition, bool], bool],
         record_throttled: Callable[[int], None],
-        sasl: SaslClientLogin | None = None,
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
         self.broker_id = broker_id
         self.leader_id = leader_id
@@ -113,7 +113,8 @@ class ReplicaFetcher:
         self.socket_timeout_s = socket_timeout_ms / 1000
         self.follower_throttled = follower_throttled
         self.record_throttled = record_throttled
-        self.sasl = sasl
+        self.channel = channel
+        """How to reach the leader: its inter-broker listener's protocol (TLS for SSL, the login for SASL)."""
         self.partitions: dict[TopicPartition, FetchState] = {}
         self._task: asyncio.Task[None] | None = None
         self._connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -169,14 +170,9 @@ class ReplicaFetcher:
         if self._connection is None:
             # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancellation of shutdown.
             async with asyncio.timeout(self.socket_timeout_s):
-                reader, writer = await asyncio.open_connection(*self.address, limit=1 << 20)
-                if self.sasl is not None:
-                    try:
-                        await authenticate_stream(reader, writer, self.sasl, f"broker-{self.broker_id}-fetcher-0")
-                    except BaseException:
-                        writer.close()
-                        raise
-                self._connection = reader, writer
+                self._connection = await open_channel(
+                    self.channel, *self.address, f"broker-{self.broker_id}-fetcher-0", limit=1 << 20
+                )
         reader, writer = self._connection
         self._correlation_id += 1
         header = RequestHeader(api_key, version, self._correlation_id, f"broker-{self.broker_id}-fetcher-0")

@@ -65,8 +65,8 @@ from kafkaops.cluster.broker.responses import (
     PartitionErrors,
     ProducePartitionResult,
 )
-from kafkaops.cluster.broker.sasl_config import inter_broker_login
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
 from kafkaops.cluster.protocol.records import validate_produce_records
@@ -108,8 +108,12 @@ class ReplicaManager:
         zk: KafkaZkClient,
         metadata_cache: MetadataCache,
         clock: Callable[[], float] = time.time,
+        *,
+        channel: ClientChannel = PLAINTEXT_CHANNEL,
     ) -> None:
         self.broker_id = broker_id
+        self.channel = channel
+        """How the fetchers reach leaders (on the inter-broker listener the controller's LeaderAndIsr names)."""
         self.config = config
         self.sink = sink
         self.log = BrokerLog(broker_id)
@@ -392,7 +396,7 @@ class ReplicaManager:
             socket_timeout_ms=config.replica_socket_timeout_ms,
             follower_throttled=self._follower_should_throttle,
             record_throttled=lambda size: self.follower_quota.record(size, self.clock()),
-            sasl=inter_broker_login(config),
+            channel=self.channel,
         )
         self.fetchers[leader] = fetcher
         return fetcher

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
+from kafkaops.cluster.common.client_channel import SECURITY_PROTOCOLS
 from kafkaops.cluster.common.errors import InvalidRequestError
 from kafkaops.cluster.protocol.schemas import flatten_stop_replica_partitions, iter_partition_states
 from kafkaops.cluster.protocol.types import ZERO_UUID, Buffer
 from kafkaops.cluster.state_change_log import LeaderAndIsrPartitionState, UpdateMetadataPartitionState
-from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.values import EndPoint, TopicPartition
 
 Body = Mapping[str, Any]
 """A request body as the codec decoded it."""
@@ -303,9 +304,17 @@ class UpdateMetadataRequest:
 
 
 def _live_broker(broker: Body) -> CachedBroker:
-    """A live broker of UpdateMetadata: its first endpoint (v1+), or v0's single host and port."""
-    endpoint = broker["endpoints"][0] if broker["endpoints"] else {"host": broker["v0_host"], "port": broker["v0_port"]}
-    return CachedBroker(broker["id"], endpoint["host"], endpoint["port"], broker["rack"])
+    """A live broker of UpdateMetadata: every endpoint (v1+; v1 and v2 name none, so their listener is the
+    protocol's, v3+ name it), or v0's single PLAINTEXT host and port; host and port of the first."""
+    if broker["endpoints"]:
+        endpoints = tuple(
+            EndPoint(e.get("listener") or SECURITY_PROTOCOLS[e["security_protocol"]], e["host"], e["port"])
+            for e in broker["endpoints"]
+        )
+    else:
+        endpoints = (EndPoint("PLAINTEXT", broker["v0_host"], broker["v0_port"]),)
+    first = endpoints[0]
+    return CachedBroker(broker["id"], first.host, first.port, broker["rack"], endpoints)
 
 
 @dataclass(frozen=True, slots=True)

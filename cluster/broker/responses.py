@@ -9,7 +9,7 @@ writes what the response's version has.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -300,16 +300,21 @@ def metadata_response(
     cluster_id: str | None,
     controller_id: int | None,
     topic_ids: Mapping[str, uuid.UUID] | None = None,
+    alive_ids: Set[int] | None = None,
+    error_unavailable_listeners: bool = False,
 ) -> Body:
     """A Metadata response body (any version 0-11: the codec drops what a version lacks), from the cache's
     brokers, partition states (None: a topic the cache does not know) and topic ids (v10+; the zero UUID
     for a topic without one, as Kafka's `getTopicMetadata`).
 
+    `brokers` are those the client's listener reaches; `alive_ids` every live broker (default: `brokers`).
     Kafka's errors: an unknown topic is UNKNOWN_TOPIC_OR_PARTITION; a partition whose leader is not alive
-    is LEADER_NOT_AVAILABLE; missing replicas are REPLICA_NOT_AVAILABLE only for old clients, so like
-    Kafka 2.8 we report them as offline replicas instead.
+    is LEADER_NOT_AVAILABLE, one whose live leader lacks the client's listener LISTENER_NOT_FOUND with
+    `error_unavailable_listeners` (v6+; LEADER_NOT_AVAILABLE before); missing replicas are
+    REPLICA_NOT_AVAILABLE only for old clients, so like Kafka 2.8 we report them as offline replicas instead.
     """
-    alive = {b.broker_id for b in brokers}
+    reachable = {b.broker_id for b in brokers}
+    alive = reachable if alive_ids is None else alive_ids
     topic_entries: list[Body] = []
     for topic, partitions in topics:
         if partitions is None:
@@ -324,10 +329,16 @@ def metadata_response(
             continue
         entries = []
         for index, partition in sorted(partitions.items()):
-            leader_alive = partition.leader in alive
+            leader_alive = partition.leader in reachable
+            if leader_alive:
+                error = NONE
+            elif partition.leader in alive and error_unavailable_listeners:
+                error = errors.ListenerNotFoundError.code
+            else:
+                error = errors.LeaderNotAvailableError.code
             entries.append(
                 {
-                    "error_code": NONE if leader_alive else errors.LeaderNotAvailableError.code,
+                    "error_code": error,
                     "partition_index": index,
                     "leader_id": partition.leader if leader_alive else -1,
                     "leader_epoch": partition.leader_epoch,

@@ -21,6 +21,7 @@ from kafkaops.cluster.common.config_types import config_error
 from kafkaops.cluster.common.errors import InvalidArgumentError
 from kafkaops.cluster.common.sasl import (
     PLAIN,
+    SUPPORTED_MECHANISMS,
     AppConfigurationEntry,
     SaslClientLogin,
     client_login,
@@ -45,6 +46,34 @@ def enabled_mechanisms(config: BrokerConfig, listener: str) -> tuple[str, ...]:
     if override is None:
         return config.sasl_enabled_mechanisms
     return tuple(m.strip() for m in override.split(",") if m.strip())
+
+
+def check_sasl_listeners(config: BrokerConfig) -> None:
+    """`check_listener` for every SASL listener, and the inter-broker login: at start-up, before anything runs.
+    Raises InvalidConfigurationError."""
+    for endpoint in config.listeners:
+        if is_sasl(config.listener_security_protocol_map.get(endpoint.listener, "PLAINTEXT")):
+            check_listener(config, endpoint.listener)
+    inter_broker_login(config)
+
+
+def check_listener(config: BrokerConfig, listener: str) -> None:
+    """What a SASL listener needs before it binds: only mechanisms kafkaops implements, and a PLAIN login
+    module (its `user_<name>` options) if PLAIN is enabled, as Kafka needs one for every mechanism. Raises
+    InvalidConfigurationError."""
+    mechanisms = enabled_mechanisms(config, listener)
+    missing = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+    if missing or not mechanisms:
+        raise config_error(
+            "sasl.enabled.mechanisms",
+            ",".join(mechanisms),
+            f"kafkaops brokers implement {', '.join(SUPPORTED_MECHANISMS)} (listener {listener})",
+        )
+    if PLAIN in mechanisms and jaas_config(config, listener, PLAIN) is None:
+        raise config_error(
+            f"{_prefix(listener)}plain.sasl.jaas.config", None, "PLAIN is enabled but has no login module"
+        )
+    listener_plain_users(config, listener)
 
 
 def listener_plain_users(config: BrokerConfig, listener: str) -> dict[str, str]:

@@ -11,8 +11,15 @@ A request whose client is over its quota (the handler sets its context's throttl
 once; the connection then reads nothing more until the throttle time has passed (Kafka mutes the
 channel, KIP-219).
 
-On a SASL_PLAINTEXT listener a connection first authenticates (`sasl_server_authenticator`); its requests
-then carry the authenticated principal (`User:<name>`), a failed authentication closes it.
+Listeners as Kafka's: one server per entry of `listeners`, each with its security protocol. An SSL (or
+SASL_SSL) listener does the TLS handshake before anything is read (a client that does not speak TLS is
+dropped by the handshake, with nothing left behind); the connection's principal is then its client
+certificate's DN mapped by `ssl.principal.mapping.rules` (ANONYMOUS without one). Every request's
+`RequestContext` carries the connection's listener name, security protocol, client host and principal.
+
+On a SASL_PLAINTEXT or SASL_SSL listener a connection then authenticates (`sasl_server_authenticator`,
+with the listener's enabled mechanisms and PLAIN users), once, before any request is served; its requests
+carry the authenticated principal (`User:<name>`), and a failed authentication closes it.
 
 On the wire, as Kafka: an ApiVersions request above our versions is answered at v0 with
 UNSUPPORTED_VERSION; a request for an API the broker does not serve, or one that does not decode,
@@ -26,8 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import logging
-from collections.abc import Collection
+import ssl
+from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 from kafkaops.cluster.broker import sasl_config
@@ -39,8 +49,11 @@ from kafkaops.cluster.broker.sasl_server_authenticator import (
     SaslListenerSettings,
     authenticate,
 )
+from kafkaops.cluster.common.client_channel import TLS_PROTOCOLS
 from kafkaops.cluster.common.errors import KafkaProtocolError
-from kafkaops.cluster.common.kafka_principal import ANONYMOUS, KafkaPrincipal
+from kafkaops.cluster.common.kafka_principal import ANONYMOUS
+from kafkaops.cluster.common.ssl_factory import server_context, ssl_principal
+from kafkaops.cluster.common.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
 from kafkaops.cluster.protocol.framing import read_frame, write_frame
 from kafkaops.cluster.protocol.messages import (
     Request,
@@ -69,40 +82,87 @@ class RequestHandler(Protocol):
         to have the connection muted."""
 
 
+class ChannelAuthenticator(Protocol):
+    """Authenticates a connection of a listener before its requests are served (SASL)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Listener:
+    """One bound listener: its name and protocol, its TLS context and principal mapping rules (TLS only),
+    its SASL settings (SASL only)."""
+
+    name: str
+    security_protocol: str
+    ssl_context: ssl.SSLContext | None = None
+    principal_mapper: SslPrincipalMapper | None = None
+    sasl: SaslListenerSettings | None = None
+
+
+def registered_endpoints(config: BrokerConfig, bound_ports: Mapping[str, int]) -> tuple[EndPoint, ...]:
+    """What the broker registers (Kafka's `createBrokerInfo`): the advertised listeners (else the listeners),
+    a port of 0 replaced by the listener's bound port, an empty host by 127.0.0.1 (Kafka: the canonical host
+    name; kafkaops listens on loopback by default)."""
+    hosts = {e.listener: e.host for e in config.listeners}
+    return tuple(
+        EndPoint(
+            e.listener,
+            e.host or hosts.get(e.listener) or "127.0.0.1",
+            e.port or bound_ports.get(e.listener, 0),
+        )
+        for e in config.effective_advertised_listeners
+    )
+
+
 class SocketServer:
-    """The PLAINTEXT listener of one broker (the first of `listeners`)."""
+    """The listeners of one broker, one asyncio server each (Kafka's `SocketServer` with its acceptors)."""
 
     def __init__(
-        self, config: BrokerConfig, handler: RequestHandler, credentials: CredentialProvider | None = None
+        self,
+        config: BrokerConfig,
+        handler: RequestHandler,
+        credentials: CredentialProvider | None = None,
     ) -> None:
         self.config = config
         self.handler = handler
-        self._server: asyncio.AbstractServer | None = None
+        self.credentials = credentials or CredentialProvider()
+        self._servers: list[asyncio.AbstractServer] = []
         self._processing = asyncio.Event()
-        listener = config.listeners[0].listener
-        self.listener_name = listener
-        self.security_protocol = config.listener_security_protocol_map.get(listener, "PLAINTEXT")
-        self.sasl: SaslListenerSettings | None = None
-        if sasl_config.is_sasl(self.security_protocol):
-            self.sasl = SaslListenerSettings(
-                sasl_config.enabled_mechanisms(config, listener),
-                (credentials or CredentialProvider()).lookup,
-                sasl_config.listener_plain_users(config, listener),
+        self.bound_ports: dict[str, int] = {}
+
+    def _listener(self, endpoint: EndPoint) -> Listener:
+        """Raises InvalidConfigurationError for a store that does not load."""
+        protocol = self.config.security_protocol(endpoint.listener)
+        sasl = None
+        if sasl_config.is_sasl(protocol):
+            sasl = SaslListenerSettings(
+                sasl_config.enabled_mechanisms(self.config, endpoint.listener),
+                self.credentials.lookup,
+                sasl_config.listener_plain_users(self.config, endpoint.listener),
             )
+        if protocol not in TLS_PROTOCOLS:
+            return Listener(endpoint.listener, protocol, sasl=sasl)
+        ssl_config = self.config.ssl_config(endpoint.listener)
+        return Listener(endpoint.listener, protocol, server_context(ssl_config), ssl_config.principal_mapper, sasl)
 
     async def startup(self) -> tuple[EndPoint, ...]:
-        """Bind the listener; returns the endpoints to register (the advertised listener if set, with the
-        bound port when the configured one is 0)."""
-        listener = self.config.listeners[0]
-        self._server = await asyncio.start_server(
-            self._serve_connection,
-            host=listener.host or "127.0.0.1",
-            port=listener.port,
-            limit=LISTENER_BUFFER_LIMIT,
-        )
-        port = self._server.sockets[0].getsockname()[1]
-        advertised = (self.config.advertised_listeners or self.config.listeners)[0]
-        return (EndPoint(listener.listener, advertised.host or listener.host or "127.0.0.1", advertised.port or port),)
+        """Bind every listener; returns the endpoints to register (`registered_endpoints`). Raises
+        InvalidConfigurationError (nothing stays bound)."""
+        listeners = [(endpoint, self._listener(endpoint)) for endpoint in self.config.listeners]
+        try:
+            for endpoint, listener in listeners:
+                server = await asyncio.start_server(
+                    functools.partial(self._serve_connection, listener=listener),
+                    host=endpoint.host or "127.0.0.1",
+                    port=endpoint.port,
+                    limit=LISTENER_BUFFER_LIMIT,
+                    ssl=listener.ssl_context,
+                )
+                self._servers.append(server)
+                self.bound_ports[endpoint.listener] = server.sockets[0].getsockname()[1]
+        except BaseException:
+            await self.shutdown()
+            raise
+        return registered_endpoints(self.config, self.bound_ports)
 
     def start_processing_requests(self) -> None:
         """From now on, requests are read and handled (connections accepted before wait until then)."""
@@ -110,27 +170,48 @@ class SocketServer:
 
     async def shutdown(self) -> None:
         """Stop accepting connections (open ones end with the loop's tasks, see KafkaServer)."""
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
+        self._servers.clear()
 
-    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _connection_context(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Listener
+    ) -> RequestContext:
+        """The connection's identity (Kafka's channel principal): TLS's, then the authenticator's."""
+        peer = writer.get_extra_info("peername")
+        principal = ANONYMOUS
+        ssl_object = writer.get_extra_info("ssl_object")
+        if ssl_object is not None and listener.principal_mapper is not None:
+            principal = ssl_principal(ssl_object.getpeercert(binary_form=True), listener.principal_mapper)
+        context = RequestContext(
+            principal=principal,
+            client_host=str(peer[0]) if peer else "",
+            listener_name=listener.name,
+            security_protocol=listener.security_protocol,
+        )
+        if listener.sasl is not None:
+            context.principal = await authenticate(
+                reader, writer, listener.sasl, functools.partial(self._api_versions_during_sasl, listener=listener)
+            )
+        # the quotas name users as their znodes do (Kafka's `Sanitizer.sanitize` of the principal's name)
+        context.sanitized_user = sanitize_entity_name(context.principal.name)
+        return context
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener: Listener
+    ) -> None:
         try:
             await self._processing.wait()
+            connection = await self._connection_context(reader, writer, listener)
             served = self.handler.served
             loop = asyncio.get_running_loop()
-            peer = writer.get_extra_info("peername")
-            client_host = peer[0] if isinstance(peer, tuple) else ""
-            principal = ANONYMOUS
-            if self.sasl is not None:
-                principal = await authenticate(reader, writer, self.sasl, self._api_versions_during_sasl)
-            sanitized_user = sanitize_entity_name(principal.name)
             while True:
                 payload = await read_frame(reader, self.config.socket_request_max_bytes)
                 if payload is None:
                     break
                 request = decode_request(payload)  # a malformed request closes the connection
                 header = request.header
-                context = self._context(len(payload), principal, sanitized_user, client_host)
+                context = dataclasses.replace(connection, size_in_bytes=len(payload))
                 body: dict[str, Any] | None
                 if is_unsupported_api_versions(header):
                     body, version = api_versions_refusal(), 0
@@ -154,6 +235,8 @@ class SocketServer:
             asyncio.CancelledError,
         ):
             pass  # a failed login, a bad peer, a closed peer, or our own shutdown: the connection just ends
+        except (NoMatchingRule, ssl.SSLError) as error:
+            log.info("Closing connection from %s: %s", writer.get_extra_info("peername"), error)
         except Exception:  # noqa: BLE001 - one connection's failure must never take the broker down
             log.exception("Error serving a connection")
         finally:
@@ -161,15 +244,7 @@ class SocketServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    def _context(self, size: int, principal: KafkaPrincipal, sanitized_user: str, client_host: str) -> RequestContext:
-        return RequestContext(
-            size_in_bytes=size,
-            sanitized_user=sanitized_user,
-            principal=principal,
-            client_host=client_host,
-            listener_name=self.listener_name,
-            security_protocol=self.security_protocol,
+    async def _api_versions_during_sasl(self, request: Request, listener: Listener) -> dict[str, Any] | None:
+        return await self.handler.handle(
+            request, RequestContext(listener_name=listener.name, security_protocol=listener.security_protocol)
         )
-
-    async def _api_versions_during_sasl(self, request: Request) -> dict[str, Any] | None:
-        return await self.handler.handle(request, RequestContext(listener_name=self.listener_name))

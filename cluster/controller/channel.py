@@ -23,15 +23,22 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol
 
-from kafkaops.cluster.common.sasl import SaslClientLogin
+from kafkaops.cluster.common.client_channel import (
+    PLAINTEXT_CHANNEL,
+    SECURITY_PROTOCOLS,
+    ClientChannel,
+    security_protocol_id,
+)
+from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
-from kafkaops.cluster.protocol.sasl_client_authenticator import authenticate_socket
+from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
     LEADER_DURING_DELETE,
     BrokerRegistration,
+    EndPoint,
     LeaderIsrAndControllerEpoch,
     ReplicaAssignment,
     TopicPartition,
@@ -60,12 +67,24 @@ class _Outgoing:
     callback: ResponseCallback | None
 
 
+def listener_endpoint(broker: BrokerRegistration, listener_name: str) -> EndPoint | None:
+    """A broker's endpoint on a listener (Kafka's `brokerEndPoint(listenerName)`), or None."""
+    return next((e for e in broker.endpoints if e.listener == listener_name), None)
+
+
 class RequestSendThread(threading.Thread):
-    def __init__(self, controller_id: int, broker: BrokerRegistration, sasl: SaslClientLogin | None = None) -> None:
+    def __init__(
+        self,
+        controller_id: int,
+        broker: BrokerRegistration,
+        listener_name: str = "PLAINTEXT",
+        client_channel: ClientChannel = PLAINTEXT_CHANNEL,
+    ) -> None:
         super().__init__(name=f"controller-{controller_id}-to-broker-{broker.broker_id}-send-thread", daemon=True)
         self.controller_id = controller_id
         self.broker = broker
-        self.sasl = sasl
+        self.listener_name = listener_name
+        self.client_channel = client_channel
         self.requests: queue.Queue[_Outgoing | None] = queue.Queue()
         self._sock: socket.socket | None = None
         self._running = True
@@ -104,7 +123,7 @@ class RequestSendThread(threading.Thread):
                 if correlation_id != self._correlation_id:
                     raise OSError(f"correlation id {correlation_id}, expected {self._correlation_id}")
                 return body
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, KafkaOpsError) as error:  # KafkaOpsError: a refused SASL login
                 if self._running:
                     log.warning(
                         "Controller %s failed to send %s to broker %s (%s); retrying",
@@ -119,16 +138,12 @@ class RequestSendThread(threading.Thread):
 
     def _connect(self) -> socket.socket:
         if self._sock is None:
-            endpoint = self.broker.endpoints[0]
-            sock = socket.create_connection((endpoint.host, endpoint.port), timeout=SOCKET_TIMEOUT_S)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self.sasl is not None:
-                try:
-                    authenticate_socket(sock, self.sasl, f"controller-{self.controller_id}")
-                except BaseException:
-                    sock.close()
-                    raise
-            self._sock = sock
+            endpoint = listener_endpoint(self.broker, self.listener_name)
+            if endpoint is None:
+                raise OSError(f"broker {self.broker.broker_id} has no endpoint on listener {self.listener_name}")
+            self._sock = connect_channel(
+                self.client_channel, endpoint.host, endpoint.port, SOCKET_TIMEOUT_S, f"controller-{self.controller_id}"
+            )
         return self._sock
 
     def _close(self) -> None:
@@ -139,12 +154,25 @@ class RequestSendThread(threading.Thread):
                 self._sock = None
 
 
+def _protocol_id(broker: BrokerRegistration, endpoint: EndPoint) -> int:
+    """The endpoint's `SecurityProtocol` id, from the broker's registered map (PLAINTEXT if unknown)."""
+    protocol = broker.listener_security_protocol_map.get(endpoint.listener, endpoint.listener)
+    return security_protocol_id(protocol) if protocol in SECURITY_PROTOCOLS else 0
+
+
 class ControllerChannelManager:
     """The send threads of one controller incarnation. Thread-safe."""
 
-    def __init__(self, controller_id: int, sasl: SaslClientLogin | None = None) -> None:
+    def __init__(
+        self,
+        controller_id: int,
+        listener_name: str = "PLAINTEXT",
+        client_channel: ClientChannel = PLAINTEXT_CHANNEL,
+    ) -> None:
         self.controller_id = controller_id
-        self.sasl = sasl
+        self.listener_name = listener_name
+        """The inter-broker listener: the controller connects to it and names it to followers."""
+        self.client_channel = client_channel
         self._threads: dict[int, RequestSendThread] = {}
         self._lock = threading.Lock()
 
@@ -152,7 +180,7 @@ class ControllerChannelManager:
         with self._lock:
             if broker.broker_id in self._threads:
                 return
-            thread = RequestSendThread(self.controller_id, broker, self.sasl)
+            thread = RequestSendThread(self.controller_id, broker, self.listener_name, self.client_channel)
             self._threads[broker.broker_id] = thread
             thread.start()
 
@@ -351,14 +379,12 @@ class ControllerBrokerRequestBatch:
                 "controller_epoch": controller_epoch,
                 "broker_epoch": broker_epochs.get(broker_id, -1),
                 "topic_states": [{"topic_name": t, "partition_states": s} for t, s in topics.items()],
+                # the leaders' inter-broker endpoints: where the followers fetch from
                 "live_leaders": [
-                    {
-                        "broker_id": b,
-                        "host_name": live_brokers[b].endpoints[0].host,
-                        "port": live_brokers[b].endpoints[0].port,
-                    }
+                    {"broker_id": b, "host_name": endpoint.host, "port": endpoint.port}
                     for b in sorted(leader_ids)
                     if b in live_brokers
+                    and (endpoint := listener_endpoint(live_brokers[b], channel.listener_name)) is not None
                 ],
             }
             channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, callback)
@@ -404,7 +430,12 @@ class ControllerBrokerRequestBatch:
             {
                 "id": b.broker_id,
                 "endpoints": [
-                    {"port": e.port, "host": e.host, "listener": e.listener, "security_protocol": 0}
+                    {
+                        "port": e.port,
+                        "host": e.host,
+                        "listener": e.listener,
+                        "security_protocol": _protocol_id(b, e),
+                    }
                     for e in b.endpoints
                 ],
                 "rack": b.rack,

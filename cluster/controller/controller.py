@@ -36,8 +36,8 @@ from kazoo.protocol.states import KazooState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import ControllerMovedError, MalformedZNodeError, NotControllerError
-from kafkaops.cluster.common.sasl import SaslClientLogin
 from kafkaops.cluster.controller.broker_change import BrokerChangeHandler
 from kafkaops.cluster.controller.channel import (
     ControllerBrokerRequestBatch,
@@ -104,7 +104,9 @@ class ControllerSettings:
     auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
     leader_imbalance_per_broker_percentage: int = 10  # leader.imbalance.per.broker.percentage
     leader_imbalance_check_interval_s: float = 300.0  # leader.imbalance.check.interval.seconds
-    sasl: SaslClientLogin | None = None  # the inter-broker listener's login (sasl.mechanism.inter.broker.protocol)
+    inter_broker_listener_name: str = "PLAINTEXT"  # inter.broker.listener.name
+    inter_broker_channel: ClientChannel = PLAINTEXT_CHANNEL
+    """How the controller connects to brokers (their inter-broker listener's protocol)."""
 
 
 @dataclass(frozen=True)
@@ -428,7 +430,9 @@ class KafkaController:
         self._delete_stale_notifications()
         self._initialize_context()
         ctx, handlers = self.context, self.handlers
-        self.channel = ControllerChannelManager(self.broker_id, self.settings.sasl)
+        self.channel = ControllerChannelManager(
+            self.broker_id, self.settings.inter_broker_listener_name, self.settings.inter_broker_channel
+        )
         for broker in ctx.live_or_shutting_down_brokers:
             self.channel.add_broker(broker)
         # One round of requests for the whole start-up (Kafka sends one per step): the brokers' work on

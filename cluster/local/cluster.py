@@ -1,6 +1,8 @@
 """A local cluster: ZooKeeper plus N broker processes, each with its own directory under the state dir.
 
-    <state-dir>/cluster.yaml            zookeeper.connect, broker ids, broker.overrides (given to every broker)
+    <state-dir>/cluster.yaml            zookeeper.connect, broker ids, broker.overrides (given to every broker),
+                                        security (the mode of `up --security`), listener.names
+    <state-dir>/client.properties       the tools' client settings for a secured cluster (security.py)
     <state-dir>/zookeeper/...           see `zookeeper.py` (only if this cluster started it)
     <state-dir>/brokers/<id>/broker.yaml, data/ (log.dirs), logs/ (state-change.log, server.log), broker.pid
 
@@ -16,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ import yaml
 
 from kafkaops.cluster.common.errors import KafkaOpsError, UserError
 from kafkaops.cluster.local import processes
-from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port, zookeeper_answers
+from kafkaops.cluster.local.security import CLIENT_PROPERTIES, security_mode, write_client_properties
+from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port, free_ports, zookeeper_answers
 from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -87,11 +90,60 @@ class LocalCluster:
             raise UserError(f"No local cluster in {self.state_dir}: run `kafkaops cluster up` first")
         return yaml.safe_load(self.config_file.read_text()) or {}
 
-    def _save(self, zookeeper_connect: str, overrides: Mapping[str, Any] | None) -> None:
+    def _save(
+        self, zookeeper_connect: str, overrides: Mapping[str, Any] | None, security: Mapping[str, Any] | None = None
+    ) -> None:
+        """`security`: the `security` and `listener.names` entries (kept from the file when not given)."""
+        previous = yaml.safe_load(self.config_file.read_text()) or {} if self.config_file.exists() else {}
         document: dict[str, Any] = {"zookeeper.connect": zookeeper_connect, "brokers": self.broker_ids()}
         if overrides:
             document["broker.overrides"] = dict(overrides)
+        for key in ("security", "listener.names"):
+            value = (security or {}).get(key, previous.get(key))
+            if value is not None:
+                document[key] = value
         self.config_file.write_text(yaml.safe_dump(document, sort_keys=False))
+
+    @property
+    def client_properties(self) -> Path | None:
+        """`<state dir>/client.properties` of a secured cluster (the tools' `--command-config`), else None."""
+        path = self.state_dir / CLIENT_PROPERTIES
+        return path if path.exists() else None
+
+    @property
+    def security(self) -> str:
+        """The mode `up --security` set the cluster up with (plaintext for clusters made before the option)."""
+        return str(self.load().get("security") or "plaintext") if self.config_file.exists() else "plaintext"
+
+    @property
+    def listener_names(self) -> list[str]:
+        """The listeners every broker gets (`listener.names` of cluster.yaml; PLAINTEXT by default)."""
+        if not self.config_file.exists():
+            return ["PLAINTEXT"]
+        return [str(n) for n in self.load().get("listener.names") or ["PLAINTEXT"]]
+
+    def _prepare_security(
+        self, security: str | None, listener_names: Sequence[str] | None, overrides: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], dict[str, Any], Callable[[str], None] | None]:
+        """A new cluster's security mode: its files, the overrides and cluster.yaml entries it adds, and what
+        to do in ZooKeeper before the brokers start. An existing cluster keeps its mode (UserError if another
+        is asked for)."""
+        if self.config_file.exists():
+            existing = self.load()
+            current = str(existing.get("security") or "plaintext")
+            if security is not None and security_mode(security).name != current:
+                raise UserError(
+                    f"The cluster in {self.state_dir} was set up with --security {current}: "
+                    f"remove the state dir to start it with --security {security}"
+                )
+            return dict(overrides or existing.get("broker.overrides") or {}), {}, None
+        mode = security_mode(security or "plaintext")
+        setup = mode.prepare(self.state_dir)
+        if setup.client_properties:
+            write_client_properties(self.state_dir / CLIENT_PROPERTIES, setup.client_properties)
+        names = [n.upper() for n in (listener_names or [mode.security_protocol])]
+        entries = {"security": mode.name, "listener.names": names}
+        return {**setup.broker_overrides, **(overrides or {})}, entries, setup.before_brokers
 
     @property
     def zookeeper_connect(self) -> str:
@@ -123,15 +175,26 @@ class LocalCluster:
         broker_overrides: Mapping[str, Any] | None = None,
         racks: Mapping[int, str] | None = None,
         timeout_s: float = 60.0,
+        security: str | None = None,
+        listener_names: Sequence[str] | None = None,
     ) -> ClusterStatus:
         """Start ZooKeeper (unless given) and the brokers: those the state dir holds (added ones included,
         removed ones not), or ids 0..`brokers`-1 for a new cluster; wait until a controller is elected and
-        every one is registered."""
+        every one is registered.
+
+        A new cluster is set up in `security` mode (security.py's table; plaintext by default), its brokers
+        listening on `listener_names` (default: one listener named after the mode's protocol, each on a free
+        port). Raises UserError for an unknown mode, or another mode than an existing cluster's."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        broker_overrides, security_entries, before_brokers = self._prepare_security(
+            security, listener_names, broker_overrides
+        )
         if self.config_file.exists():
             existing = self.load()
+            if zookeeper_connect is None and self.owns_zookeeper():
+                # `down` stopped the ZooKeeper this state dir runs: start it again on its port
+                LocalZooKeeper.from_state_dir(self.state_dir).start()
             zookeeper_connect = zookeeper_connect or existing.get("zookeeper.connect")
-            broker_overrides = broker_overrides or existing.get("broker.overrides")
         if zookeeper_connect is None:
             zookeeper = LocalZooKeeper.from_state_dir(self.state_dir)
             if zookeeper.pid() is None:
@@ -139,9 +202,16 @@ class LocalCluster:
             zookeeper.start()
             zookeeper_connect = zookeeper.connect_string
         ids = self.broker_ids() or list(range(brokers))
+        if not self.broker_ids() and brokers < 3:
+            # as Kafka's quickstart server.properties does for its one broker: with the default of 3, the
+            # consumer groups' coordinator would stay unavailable until three brokers are alive
+            broker_overrides = {"offsets.topic.replication.factor": brokers, **broker_overrides}
+        self._save(zookeeper_connect, broker_overrides, security_entries)
         for broker_id in ids:
             self.write_broker_config(broker_id, zookeeper_connect, broker_overrides, (racks or {}).get(broker_id))
         self._save(zookeeper_connect, broker_overrides)
+        if before_brokers is not None:
+            before_brokers(zookeeper_connect)
         for broker_id in ids:
             self.start_broker(broker_id, wait=False)
         self.wait_until(lambda s: s.controller_id is not None and all(b.registered for b in s.brokers), timeout_s)
@@ -213,11 +283,15 @@ class LocalCluster:
             return path
         (directory / "data").mkdir(parents=True, exist_ok=True)
         (directory / "logs").mkdir(parents=True, exist_ok=True)
-        # one listener, named as the inter-broker one (SASL_PLAINTEXT for a `--security sasl_plaintext` cluster)
-        listener = str((overrides or {}).get("inter.broker.listener.name", "PLAINTEXT"))
+        names = self.listener_names
+        inter_broker = (overrides or {}).get("inter.broker.listener.name")
+        if inter_broker is not None and str(inter_broker) not in names:
+            names = [str(inter_broker)]  # a cluster whose overrides name its one listener (SASL_PLAINTEXT)
         config: dict[str, Any] = {
             "broker.id": broker_id,
-            "listeners": f"{listener}://127.0.0.1:{free_port()}",
+            "listeners": ",".join(
+                f"{name}://127.0.0.1:{port}" for name, port in zip(names, free_ports(len(names)), strict=True)
+            ),
             "log.dirs": str(directory / "data"),
             "zookeeper.connect": zookeeper_connect,
         }
@@ -306,6 +380,16 @@ class LocalCluster:
             if "://" in listener:
                 addresses.append(listener.split("://", 1)[1])
         return ",".join(addresses) or None
+
+    def listener_addresses(self) -> set[str]:
+        """`host:port` of every listener of every broker of this state dir (their broker.yaml)."""
+        addresses = set()
+        for broker_id in self.broker_ids():
+            config = yaml.safe_load((self.broker_dir(broker_id) / "broker.yaml").read_text()) or {}
+            for listener in str(config.get("listeners", "")).split(","):
+                if "://" in listener:
+                    addresses.add(listener.split("://", 1)[1].strip())
+        return addresses
 
     def broker_pid(self, broker_id: int) -> int | None:
         return processes.read_pid(self.broker_dir(broker_id) / "broker.pid")

@@ -17,6 +17,7 @@ import socket
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
+from kafkaops.cluster.common.client_channel import ClientChannel
 from kafkaops.cluster.common.errors import (
     IllegalSaslStateError,
     SaslAuthenticationFailedError,
@@ -120,3 +121,30 @@ async def authenticate_stream(
             api_key, body = steps.send(decode_response(api_key, version, payload)[1])
     except StopIteration:
         return
+
+
+def connect_channel(channel: ClientChannel, host: str, port: int, timeout_s: float, client_id: str) -> socket.socket:
+    """A blocking connection of `channel` (TCP, TLS), logged in when the channel has a SASL login. Raises
+    OSError, or the exchange's errors (authentication failures); the socket is closed on failure."""
+    sock = channel.connect(host, port, timeout_s)
+    if channel.sasl is not None:
+        try:
+            authenticate_socket(sock, channel.sasl, client_id)
+        except BaseException:
+            sock.close()
+            raise
+    return sock
+
+
+async def open_channel(
+    channel: ClientChannel, host: str, port: int, client_id: str, limit: int = 1 << 20
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """An asyncio connection of `channel`, logged in when the channel has a SASL login (closed on failure)."""
+    reader, writer = await channel.open_connection(host, port, limit)
+    if channel.sasl is not None:
+        try:
+            await authenticate_stream(reader, writer, channel.sasl, client_id)
+        except BaseException:
+            writer.close()
+            raise
+    return reader, writer

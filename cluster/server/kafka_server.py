@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster.broker.authorizer import create_authorizer
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
 from kafkaops.cluster.broker.credential_provider import CredentialProvider
@@ -37,9 +38,9 @@ from kafkaops.cluster.broker.dynamic_broker_config import DynamicBrokerConfig
 from kafkaops.cluster.broker.dynamic_config_manager import DynamicConfigManager
 from kafkaops.cluster.broker.kafka_apis import KafkaApis
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
-from kafkaops.cluster.broker.network_client import broker_endpoint, send_request
+from kafkaops.cluster.broker.network_client import broker_endpoint, inter_broker_channel, send_request
 from kafkaops.cluster.broker.replica_manager import ReplicaManager
-from kafkaops.cluster.broker.sasl_config import inter_broker_login
+from kafkaops.cluster.broker.sasl_config import check_sasl_listeners
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
@@ -58,8 +59,15 @@ T = TypeVar("T")
 
 
 class KafkaServer:
-    def __init__(self, config: BrokerConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.config = config
+        self.inter_broker = inter_broker_channel(config)
+        """The inter-broker listener and its client channel: the controller, the fetchers and the broker's
+        own calls to the controller connect with it."""
         self.broker_id = config.broker_id
         self.clock = clock
         self.log_dirs = [Path(d) for d in config.effective_log_dirs]
@@ -86,6 +94,7 @@ class KafkaServer:
     # --- lifecycle -------------------------------------------------------------------------------
 
     def startup(self) -> None:
+        check_sasl_listeners(self.config)
         for directory in self.log_dirs:
             directory.mkdir(parents=True, exist_ok=True)
         self.state_change_log = StateChangeLogFile(self.logs_dir)
@@ -114,6 +123,7 @@ class KafkaServer:
             self.zk,
             self.metadata_cache,
             self.clock,
+            channel=self.inter_broker.channel,
         )
         self.controller = self._controller_candidate()
         self.dynamic_config = DynamicBrokerConfig(self.config)
@@ -128,6 +138,7 @@ class KafkaServer:
             default_replication_factor=self.config.default_replication_factor,
             delete_topic_enable=self.config.delete_topic_enable,
         )
+        self.authorizer = create_authorizer(self.config, self.zk, self._stopped.is_set)
         self.apis = KafkaApis(
             self.broker_id,
             self.cluster_id,
@@ -144,7 +155,8 @@ class KafkaServer:
                 self.config.quota_producer_default,
                 self.config.quota_consumer_default,
             ),
-            inter_broker_sasl=inter_broker_login(self.config),
+            inter_broker=self.inter_broker,
+            authorizer=self.authorizer,
         )
         self.credential_provider = CredentialProvider()
         self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)
@@ -183,7 +195,8 @@ class KafkaServer:
                 auto_leader_rebalance_enable=config.auto_leader_rebalance_enable,
                 leader_imbalance_per_broker_percentage=config.leader_imbalance_per_broker_percentage,
                 leader_imbalance_check_interval_s=config.leader_imbalance_check_interval_seconds,
-                sasl=inter_broker_login(config),
+                inter_broker_listener_name=self.inter_broker.listener_name,
+                inter_broker_channel=self.inter_broker.channel,
             ),
             self.zk,
             self.state_change_log,
@@ -225,7 +238,10 @@ class KafkaServer:
             endpoints=self.endpoints,
             timestamp_ms=int(self.clock() * 1000),
             rack=self.config.broker_rack,
-            listener_security_protocol_map={e.listener: "PLAINTEXT" for e in self.endpoints},
+            # Kafka's registration maps the advertised listeners only
+            listener_security_protocol_map={
+                e.listener: self.config.security_protocol(e.listener) for e in self.endpoints
+            },
         )
 
     def shutdown(self, controlled: bool = True) -> None:
@@ -239,6 +255,7 @@ class KafkaServer:
                 self.controller.shutdown()
         if self._listening:
             self._loop.call_soon_threadsafe(self.admin_manager.shutdown)
+            self._loop.call_soon_threadsafe(self.apis.group_metadata_manager.shutdown)
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())
@@ -313,7 +330,7 @@ class KafkaServer:
             return None
         if controller_id == self.broker_id and self.controller.is_active:
             return self.controller.controlled_shutdown(self.broker_id, self.broker_epoch)
-        endpoint = broker_endpoint(self.zk, controller_id)
+        endpoint = broker_endpoint(self.zk, controller_id, self.inter_broker)
         if endpoint is None:
             return None
         body = send_request(
@@ -323,7 +340,7 @@ class KafkaServer:
             2,
             {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch},
             f"broker-{self.broker_id}",
-            sasl=inter_broker_login(self.config),
+            channel=self.inter_broker.channel,
         )
         if body["error_code"] != 0:
             raise KafkaOpsError(f"ControlledShutdown answered error {body['error_code']}")

@@ -133,7 +133,12 @@ class ProduceOutcome:
 
 
 def kcat_produce(
-    bootstrap: str, topic: str, records: Sequence[Rec], codec: str | None = None, acks: str = "all"
+    bootstrap: str,
+    topic: str,
+    records: Sequence[Rec],
+    codec: str | None = None,
+    acks: str = "all",
+    extra: Sequence[str] = (),
 ) -> ProduceOutcome:
     """`kcat -P -b B -t T -p N -K :` per partition, records on stdin as `key:value` lines.
 
@@ -148,7 +153,7 @@ def kcat_produce(
         headers = group[0].headers
         assert all(r.headers == headers for r in group), "kcat sets one header set per run"
         command = [KCAT, "-P", "-b", bootstrap, "-t", topic, "-p", str(partition), "-K", ":"]
-        command += ["-X", f"acks={acks}", "-X", "message.timeout.ms=30000"]
+        command += ["-X", f"acks={acks}", "-X", "message.timeout.ms=30000", *extra]
         for name, value in headers:
             command += ["-H", f"{name}={value.decode()}"]
         if codec is not None:
@@ -265,8 +270,10 @@ def kcat_consume(
     start: dict[int, int] | None = None,
     expect: dict[int, int] | None = None,
     timeout_s: float = 30.0,
+    extra: Sequence[str] = (),
 ) -> list[Rec]:
-    """`kcat -C -b B -t T -p N -o beginning|<offset> -e -J` per partition; rerun until `expect` is met."""
+    """`kcat -C -b B -t T -p N -o beginning|<offset> -e -J` per partition; rerun until `expect` is met.
+    `extra`: more kcat options (`-X security.protocol=SSL`, ...)."""
     assert KCAT is not None, "kcat is not installed"
     got: list[Rec] = []
     deadline = time.monotonic() + timeout_s
@@ -274,6 +281,7 @@ def kcat_consume(
         offset = "beginning" if start is None or partition not in start else str(start[partition])
         while True:
             command = [KCAT, "-C", "-b", bootstrap, "-t", topic, "-p", str(partition), "-o", offset, "-e", "-J", "-q"]
+            command += extra
             done = subprocess.run(command, check=False, capture_output=True, timeout=CLIENT_TIMEOUT_S)
             if done.returncode != 0:
                 raise AssertionError(f"kcat -C exited {done.returncode}: {done.stderr.decode(errors='replace')}")

@@ -14,6 +14,8 @@ FAST = {
     "zookeeper.session.timeout.ms": 6000,
     "controlled.shutdown.retry.backoff.ms": 300,
     "leader.imbalance.check.interval.seconds": 1,
+    # librdkafka's consumers look up their group's coordinator even with assign(): a small offsets topic
+    "offsets.topic.num.partitions": 4,
 }
 
 

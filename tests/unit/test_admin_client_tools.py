@@ -55,26 +55,24 @@ def test_a_setting_that_is_not_a_number_gets_javas_config_exception_text():
         admin_client_config({"retries": "-1"}, "t")
 
 
-@pytest.mark.parametrize("protocol", ["SSL", "SASL_SSL"])
-def test_secured_protocols_are_refused_until_the_client_speaks_them(protocol):
-    with pytest.raises(InvalidArgumentError) as raised:
-        admin_client_config({"security.protocol": protocol}, "t")
-    assert (
-        str(raised.value)
-        == f"security.protocol={protocol} in --command-config: kafkaops' Kafka client speaks PLAINTEXT and "
-        "SASL_PLAINTEXT only"
-    )
-
-
-def test_sasl_plaintext_logs_in_with_the_jaas_config_user():
+def test_sasl_logs_in_with_the_jaas_config_user():
     jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="a-pw";'
-    config = admin_client_config(
-        {"security.protocol": "sasl_plaintext", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas}, "t"
-    )
-    assert config.sasl is not None
-    assert (config.sasl.mechanism, config.sasl.username, config.sasl.password) == ("SCRAM-SHA-512", "alice", "a-pw")
+    for protocol in ("sasl_plaintext", "SASL_SSL"):
+        config = admin_client_config(
+            {"security.protocol": protocol, "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas}, "t"
+        )
+        login = config.channel.sasl
+        assert login is not None and config.channel.security_protocol == protocol.upper()
+        assert (login.mechanism, login.username, login.password) == ("SCRAM-SHA-512", "alice", "a-pw")
     with pytest.raises(InvalidArgumentError, match="Unsupported SASL mechanism GSSAPI"):
         admin_client_config({"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": jaas}, "t")
+
+
+def test_ssl_takes_the_pem_settings_with_kafkas_texts():
+    assert admin_client_config({"security.protocol": "ssl"}, "t").channel.security_protocol == "SSL"
+    with pytest.raises(InvalidArgumentError) as raised:
+        admin_client_config({"security.protocol": "SSL", "ssl.keystore.key": "k", "ssl.keystore.type": "PEM"}, "t")
+    assert str(raised.value) == "SSL private key is specified, but certificate chain is not specified."
 
 
 def test_an_unknown_protocol_gets_kafkas_text():

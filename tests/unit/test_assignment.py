@@ -142,10 +142,7 @@ def check_replica_distribution(
     if rack_aware:
         assert [len({racks[b] for b in r}) for r in assignment.values()] == [rf] * n_partitions
     if leaders:
-        assert (
-            list(Counter(r[0] for r in assignment.values()).values())
-            == [n_partitions // n_brokers] * n_brokers
-        )
+        assert list(Counter(r[0] for r in assignment.values()).values()) == [n_partitions // n_brokers] * n_brokers
     if replicas:
         counts = Counter(b for r in assignment.values() for b in r)
         assert list(counts.values()) == [n_partitions * rf // n_brokers] * n_brokers
@@ -218,9 +215,7 @@ def test_kafka_rack_spread(
 ) -> None:
     for start in range(6):
         for shift in range(6):
-            assignment = assign_replicas_to_brokers(
-                sorted(racks), 6, rf, racks=racks, rng=ScriptedRandom(start, shift)
-            )
+            assignment = assign_replicas_to_brokers(sorted(racks), 6, rf, racks=racks, rng=ScriptedRandom(start, shift))
             assert [len(r) for r in assignment.values()] == [rf] * 6
             assert all(len({racks[b] for b in r}) == racks_per_partition for r in assignment.values())
             if leaders_per_broker is not None:

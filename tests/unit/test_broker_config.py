@@ -104,9 +104,9 @@ def test_derived_defaults() -> None:
 
 
 def test_fields_are_the_kafka_names_in_snake_case() -> None:
-    # besides them, the listener-prefixed SASL properties (`listener.name.<l>....`), kept as given
-    fields = [f.name for f in dataclasses.fields(BrokerConfig) if f.name != "listener_sasl_configs"]
-    assert fields == [attribute_name(n) for n in BROKER_CONFIGS]
+    # every field but the `listener.name.<listener>.<key>` overrides (parsed, and SASL's as given) is a property
+    fields = [f.name for f in dataclasses.fields(BrokerConfig)]
+    assert fields == [attribute_name(n) for n in BROKER_CONFIGS] + ["listener_overrides", "listener_sasl_configs"]
     c = config()
     assert all(c.get(name) == getattr(c, attribute_name(name)) for name in BROKER_CONFIGS)
     with pytest.raises(KeyError, match="Unknown broker config name: borker.id"):
@@ -276,9 +276,10 @@ def test_listeners() -> None:
             "protocol defined for listener FOO",
         ),
         (
+            # an SSL listener needs a key store (Kafka fails when it builds the listener's SSL engine)
             {"listeners": "PLAINTEXT://:9092,SSL://:9093"},
-            "Invalid value PLAINTEXT://:9092,SSL://:9093 for configuration listeners: Listener SSL uses security "
-            "protocol SSL; kafkaops brokers support only PLAINTEXT and SASL_PLAINTEXT",
+            "Listener SSL uses SSL but has no SSL key store (ssl.keystore.location, or ssl.keystore.key and "
+            "ssl.keystore.certificate.chain)",
         ),
         (
             {"listeners": "PLAINTEXT://:70000"},
@@ -396,3 +397,44 @@ def test_sasl_listener_settings() -> None:
     assert login is not None and (login.mechanism, login.username, login.password) == ("PLAIN", "admin", "admin-pw")
     with pytest.raises(InvalidConfigurationError, match="Unknown broker config name: listener.name.x.ssl.foo"):
         parse_broker_config({**ZK, "listener.name.x.ssl.foo": "1"})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"sasl.enabled.mechanisms": "PLAIN"},
+            "requirement failed: sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms "
+            "when SASL is used for inter-broker communication",
+        ),
+    ],
+)
+def test_sasl_inter_broker_mechanism_must_be_enabled(extra: dict[str, str], message: str) -> None:
+    values = {
+        **ZK,
+        "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+        **extra,
+    }
+    with pytest.raises(InvalidConfigurationError) as raised:
+        parse_broker_config(values)
+    assert str(raised.value) == message
+
+
+def test_sasl_listener_checks() -> None:
+    from kafkaops.cluster.broker import sasl_config
+
+    base = {**ZK, "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "inter.broker.listener.name": "SASL_PLAINTEXT"}
+    with pytest.raises(InvalidConfigurationError, match="kafkaops brokers implement PLAIN, SCRAM-SHA-256"):
+        sasl_config.check_sasl_listeners(parse_broker_config(base))  # Kafka's default: GSSAPI
+    plain_only = {**base, "sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN"}
+    with pytest.raises(InvalidConfigurationError, match="PLAIN is enabled but has no login module"):
+        sasl_config.check_sasl_listeners(parse_broker_config(plain_only))
+    scram = {
+        **base,
+        "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+    }
+    with pytest.raises(InvalidConfigurationError, match="needs a login module for SCRAM-SHA-256"):
+        sasl_config.check_sasl_listeners(parse_broker_config(scram))

@@ -266,11 +266,13 @@ class FakeZk:
 def test_an_elect_leaders_request_forwarded_keeps_its_body(monkeypatch):
     forwarded: list[tuple[Any, ...]] = []
 
-    def send_request(host, port, api_key, version, body, client_id, timeout_s, sasl=None):  # type: ignore[no-untyped-def]
+    def send_request(host, port, api_key, version, body, client_id, timeout_s, channel):  # type: ignore[no-untyped-def]
         forwarded.append((host, port, api_key, version, body))
         return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}
 
-    monkeypatch.setattr(kafka_apis, "broker_endpoint", lambda zk, broker_id: EndPoint("PLAINTEXT", "c", broker_id))
+    monkeypatch.setattr(
+        kafka_apis, "broker_endpoint", lambda zk, broker_id, inter_broker: EndPoint("PLAINTEXT", "c", broker_id)
+    )
     monkeypatch.setattr(kafka_apis, "send_request", send_request)
     apis, _ = _apis()
     apis.zk = FakeZk()  # type: ignore[assignment]

@@ -17,7 +17,7 @@ from kafkaops.cluster.broker.requests import (
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_request, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey, partition_state_fields, stop_replica_partition_fields
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
-from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.values import EndPoint, TopicPartition
 
 
 def _decoded(key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +66,8 @@ def test_update_metadata_takes_v0_host_and_port_and_later_endpoints():
             },
         )
     )
-    assert v0.live_brokers == (CachedBroker(0, "h", 1, None),)
-    assert v5.live_brokers == (CachedBroker(0, "h", 1, "r"),)
+    assert v0.live_brokers == (CachedBroker(0, "h", 1, None, (EndPoint("PLAINTEXT", "h", 1),)),)
+    assert v5.live_brokers == (CachedBroker(0, "h", 1, "r", (EndPoint("P", "h", 1),)),)
     assert v0.partition_states == (UpdateMetadataPartitionState("t", 3, 1, 0, 4, (0, 1), 2, (0, 1), ()),)
     assert v5.partition_states == (UpdateMetadataPartitionState("t", 3, 1, 0, 4, (0, 1), 2, (0, 1), (1,)),)
 

@@ -21,7 +21,7 @@ def modules_after(*argv: str) -> set[str]:
     script = (
         "import sys\n"
         f"sys.argv = ['kafkaops', *{list(argv)!r}]\n"
-        "from kafkaops.cli.app import main\n"
+        "from kafkaops.cli.launcher import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('\\n'.join(sys.modules), file=sys.stderr)\n"
     )
@@ -34,8 +34,13 @@ def test_version_and_help_import_no_command(argv: tuple[str, ...]) -> None:
     loaded = modules_after(*argv)
     assert not {m for m in loaded if m.startswith(HEAVY) or m.startswith("kafkaops.cli.") and m.count(".") == 2} - {
         "kafkaops.cli.app",
+        "kafkaops.cli.launcher",
         "kafkaops.cli.lazy_group",
     }
+
+
+def test_version_answers_before_typer_is_imported() -> None:
+    assert not {m for m in modules_after("--version") if m.split(".")[0] in ("typer", "click")}
 
 
 def test_a_command_imports_its_own_modules_only() -> None:

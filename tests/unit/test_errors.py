@@ -40,7 +40,9 @@ ADMIN_INPUT_ERRORS = [
 
 
 @pytest.mark.parametrize(("cls", "code", "name"), ADMIN_INPUT_ERRORS)
-def test_admin_input_errors_carry_their_kafka_code_and_are_user_errors(cls: type[BrokerError], code: int, name: str) -> None:
+def test_admin_input_errors_carry_their_kafka_code_and_are_user_errors(
+    cls: type[BrokerError], code: int, name: str
+) -> None:
     assert issubclass(cls, BrokerError) and issubclass(cls, UserError)
     assert (cls.code, cls.name) == (code, name)
     assert for_code(code) is cls
@@ -64,7 +66,10 @@ def test_the_admin_validation_errors_print_their_message_alone() -> None:
 
 def test_errors_answered_by_brokers_print_their_name_first() -> None:
     # the broker's log form: `Controlled shutdown attempt 1 failed: BROKER_NOT_AVAILABLE: ...`
-    assert str(BrokerNotAvailableError("Broker id 5 does not exist.")) == "BROKER_NOT_AVAILABLE: Broker id 5 does not exist."
+    assert (
+        str(BrokerNotAvailableError("Broker id 5 does not exist."))
+        == "BROKER_NOT_AVAILABLE: Broker id 5 does not exist."
+    )
     assert str(UnknownTopicOrPartitionError("Topic t not present in metadata")) == (
         "UNKNOWN_TOPIC_OR_PARTITION: Topic t not present in metadata"
     )
@@ -79,7 +84,10 @@ def test_one_instance_chooses_its_form() -> None:
 
 
 def test_codes_read_from_the_wire_print_the_broker_form() -> None:
-    assert str(from_code(17)) == "INVALID_TOPIC_EXCEPTION: The request attempted to perform an operation on an invalid topic."
+    assert (
+        str(from_code(17))
+        == "INVALID_TOPIC_EXCEPTION: The request attempted to perform an operation on an invalid topic."
+    )
     with pytest.raises(InvalidReplicationFactorError) as caught:
         errors.check(38, "bad")
     assert str(caught.value) == "INVALID_REPLICATION_FACTOR: bad"
@@ -106,4 +114,6 @@ def test_our_version_conflict_is_not_kazoos() -> None:
 
 
 def test_number_format_error_is_a_value_error_and_a_user_error() -> None:
-    assert issubclass(errors.NumberFormatError, ValueError) and issubclass(errors.NumberFormatError, errors.InvalidArgumentError)
+    assert issubclass(errors.NumberFormatError, ValueError) and issubclass(
+        errors.NumberFormatError, errors.InvalidArgumentError
+    )

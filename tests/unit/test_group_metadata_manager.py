@@ -4,6 +4,8 @@ coordinator epoch) and its cache over a fake replica manager that records what i
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,6 +25,7 @@ from kafkaops.cluster.broker.group_metadata_manager import (
 from kafkaops.cluster.broker.metadata_cache import MetadataCache
 from kafkaops.cluster.broker.responses import ProducePartitionResult
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.log import Log, LogConfig
 from kafkaops.cluster.protocol.group_coordinator_records import (
     OffsetAndMetadata,
     group_metadata_key,
@@ -208,6 +211,11 @@ def test_store_offsets_appends_with_acks_all_and_caches_once_acknowledged() -> N
     assert manager.get_offsets("g") == {TP: OffsetAndMetadata(3, 1, "ok", 1000)}
     assert manager.get_offsets("g", [TP, TopicPartition("u", 0)]) == {TP: offsets[TP], TopicPartition("u", 0): None}
     assert manager.get_offsets("other", [TP]) == {TP: None}
+    # plain (topic, partition) pairs work as keys too
+    assert asyncio.run(manager.store_offsets("g", {("t", 2): OffsetAndMetadata(8, None, "", 1)})) == {
+        TopicPartition("t", 2): errors.NONE
+    }
+    assert manager.get_offsets("g", [("t", 2)])[TopicPartition("t", 2)] == OffsetAndMetadata(8, None, "", 1)
 
 
 def test_a_failed_append_caches_nothing_and_answers_the_coordinator_error() -> None:
@@ -270,3 +278,44 @@ def test_resignation_unloads_the_partitions_groups() -> None:
     manager.on_resignation(partition, 1)
     assert unloaded == ["g"] and manager.get_offsets("g") == {}
     assert manager.group_status_error("g") == errors.NotCoordinatorError.code
+
+
+def test_election_loads_the_partition_from_its_log_in_chunks(tmp_path: Path) -> None:
+    """`on_election` reads the whole log (here one batch per read: a 1-byte load buffer still makes progress),
+    answers COORDINATOR_LOAD_IN_PROGRESS meanwhile, then serves what it loaded and tells the coordinator."""
+    config = parse_broker_config(
+        {"zookeeper.connect": "zk:2181", "offsets.topic.num.partitions": 1, "offsets.load.buffer.size": 1}
+    )
+    replicas = FakeReplicaManager()
+    manager = GroupMetadataManager(0, config, replicas, MetadataCache(), clock=lambda: 1.0)  # type: ignore[arg-type]
+    log = Log(tmp_path / "__consumer_offsets-0", LogConfig())
+    group = {"protocol_type": "consumer", "generation": 2, "protocol": "range", "leader": "m", "members": []}
+    for records in (
+        [Record(0, 1, offset_commit_key("g", "t", 0), offset_commit_value(OffsetAndMetadata(1, None, "", 1)))],
+        [Record(0, 1, group_metadata_key("g"), group_metadata_value(group))],
+        [Record(0, 1, offset_commit_key("g", "t", 0), offset_commit_value(OffsetAndMetadata(7, 3, "x", 2)))],
+        [Record(0, 1, offset_commit_key("solo", "t", 1), offset_commit_value(OffsetAndMetadata(4, None, "", 2)))],
+    ):
+        log.append_as_leader(build_batch(records), 0)
+    replicas.partitions[TopicPartition("__consumer_offsets", 0)] = SimpleNamespace(log=log)
+    loaded: list[tuple[str, Any]] = []
+    manager.on_group_loaded = lambda group_id, value: loaded.append((group_id, value))
+
+    async def elect() -> int | None:
+        manager.on_election(0, 5)
+        during = manager.group_status_error("g")
+        while manager.is_loading:
+            await asyncio.sleep(0.01)
+        return during
+
+    assert asyncio.run(elect()) == errors.CoordinatorLoadInProgressError.code
+    assert manager.group_status_error("g") is None
+    assert manager.get_offsets("g") == {TP: OffsetAndMetadata(7, 3, "x", 2)}
+    assert manager.get_offsets("solo") == {TopicPartition("t", 1): OffsetAndMetadata(4, None, "", 2)}
+    assert sorted(loaded, key=lambda e: e[0]) == [("g", {**group, "current_state_timestamp": -1}), ("solo", None)]
+    # an older epoch neither unloads nor loads
+    manager.on_resignation(0, 4)
+    assert manager.is_group_local("g")
+    manager.on_resignation(0, 5)
+    assert not manager.is_group_local("g") and manager.get_offsets("g") == {}
+    log.close()

@@ -298,7 +298,9 @@ STATIC = ["log.dirs", "broker.id", "zookeeper.connect", "num.partitions"]
 
 
 def test_immutable_string_sets_at_every_size() -> None:
-    assert scala_immutable_set(STATIC, java_string_hash) == "Set(log.dirs, broker.id, zookeeper.connect, num.partitions)"
+    assert (
+        scala_immutable_set(STATIC, java_string_hash) == "Set(log.dirs, broker.id, zookeeper.connect, num.partitions)"
+    )
     assert scala_immutable_set([*STATIC, "log.retention.hours"], java_string_hash) == (
         "HashSet(num.partitions, log.dirs, zookeeper.connect, log.retention.hours, broker.id)"
     )
@@ -347,7 +349,10 @@ def test_properties_key_set_filtered_as_kafka_prints_it() -> None:
 
 def test_maps() -> None:
     assert scala_immutable_map({3: "v3", 1: "v1", 2: "v2"}) == "Map(3 -> v3, 1 -> v1, 2 -> v2)"
-    assert scala_immutable_map({k: f"v{k}" for k in [0, 1, 2, 3, 9]}) == "HashMap(0 -> v0, 1 -> v1, 9 -> v9, 2 -> v2, 3 -> v3)"
+    assert (
+        scala_immutable_map({k: f"v{k}" for k in [0, 1, 2, 3, 9]})
+        == "HashMap(0 -> v0, 1 -> v1, 9 -> v9, 2 -> v2, 3 -> v3)"
+    )
     assert scala_immutable_map({k: f"v{k}" for k in range(1, 7)}) == (
         "HashMap(5 -> v5, 1 -> v1, 6 -> v6, 2 -> v2, 3 -> v3, 4 -> v4)"
     )

@@ -292,8 +292,18 @@ runner = CliRunner()
             "The partition is required",
         ),
         (
-            ["console-consumer", "--bootstrap-server", "h:1", "--topic", "t", "--group", "g"],
-            "kafkaops console-consumer reads without a consumer group",
+            [
+                "console-consumer",
+                "--bootstrap-server",
+                "h:1",
+                "--topic",
+                "t",
+                "--group",
+                "g",
+                "--consumer-property",
+                "group.id=h",
+            ],
+            "The group ids provided in different places",
         ),
         (
             ["console-consumer", "--bootstrap-server", "h:1", "--topic", "t", "print.key"],
