@@ -33,6 +33,7 @@ from kafkaops.cluster.common.acl import (
     ResourcePattern,
     ResourceType,
 )
+from kafkaops.cluster.common.sasl import jaas_config_text
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
@@ -269,6 +270,8 @@ def test_prefixed_acl_and_cluster_apis(secured: tuple[LocalCluster, str]) -> Non
 
 # --- SASL: a super user and a restricted one --------------------------------------------------------------
 
+ADMIN_PASSWORD = "admin-secret"
+
 
 @pytest.fixture(scope="module")
 def sasl_secured(
@@ -276,7 +279,7 @@ def sasl_secured(
 ) -> Iterator[tuple[LocalCluster, str]]:
     """Two SASL_PLAINTEXT brokers whose inter-broker user `admin` is the super user (Kafka's usual set-up);
     `alice` has no ACLs."""
-    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, ALICE, ALICE_PASSWORD, create_user, sasl_overrides
+    from tests.cluster.test_sasl import ADMIN, ALICE, ALICE_PASSWORD, create_user
 
     connect = f"{zookeeper_server.connect_string}/kafkaops-acls-sasl-{uuid.uuid4().hex[:12]}"
     with KafkaZkClient(connect) as zk:
@@ -286,7 +289,13 @@ def sasl_secured(
     local = LocalCluster(tmp_path_factory.mktemp("acls-sasl-cluster"))
     try:
         overrides = {
-            **sasl_overrides(),
+            **FAST,
+            "inter.broker.listener.name": "SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
+            "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": jaas_config_text(
+                "SCRAM-SHA-512", ADMIN, ADMIN_PASSWORD
+            ),
             "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
             "super.users": f"User:{ADMIN}",
         }
@@ -300,7 +309,6 @@ def sasl_secured(
 def test_sasl_super_user_and_restricted_user(sasl_secured: tuple[LocalCluster, str], tmp_path: Path) -> None:
     from tests.cluster.test_sasl import (
         ADMIN,
-        ADMIN_PASSWORD,
         ALICE,
         ALICE_PASSWORD,
         confluent_sasl,
@@ -339,7 +347,7 @@ def test_confluent_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, s
     """librdkafka's CreateAcls, DescribeAcls and DeleteAcls against the brokers' authorizer, as the super user."""
     from confluent_kafka import admin as cadmin
 
-    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, confluent_sasl
+    from tests.cluster.test_sasl import ADMIN, confluent_sasl
 
     local, _ = sasl_secured
     servers = ",".join((b.endpoint or "").split("://", 1)[1] for b in local.status().brokers)
@@ -393,7 +401,7 @@ def test_kafka_python_admin_client_manages_acls(sasl_secured: tuple[LocalCluster
         ResourceType as KResourceType,
     )
 
-    from tests.cluster.test_sasl import ADMIN, ADMIN_PASSWORD, kafka_python_sasl
+    from tests.cluster.test_sasl import ADMIN, kafka_python_sasl
 
     local, _ = sasl_secured
     servers = ",".join((b.endpoint or "").split("://", 1)[1] for b in local.status().brokers)
