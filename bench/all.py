@@ -7,6 +7,7 @@ details. A script that fails gives a row saying so (met: no) and the others stil
 smaller sizes (under 12 minutes on this 2-core machine); the full run takes about an hour.
 
 Usage: .venv/bin/python bench/all.py [--quick] [--json PATH] [--only NAME ...]
+(Work in progress: see SCENARIOS for the scripts wired so far.)
 """
 
 from __future__ import annotations
@@ -35,15 +36,10 @@ class Scenario:
     quick: tuple[str, ...] = ()
 
 
-SCENARIOS = (
-    Scenario("controller", "controller.py", (), ("--partitions", "2500", "--failover-partitions", "20000")),
-    Scenario("reassign", "reassign.py", (), ("--partitions", "2000")),
-    Scenario("produce", "produce.py", (), ("--duration", "4", "--paced-duration", "2", "--disk-mb", "64")),
-    Scenario("consume", "consume.py", (), ("--records", "200000")),
-    Scenario("idle-follower", "idle_follower.py", (), ("--partitions", "2500", "--seconds", "10")),
-    Scenario("state-change-merge", "statechange_merge.py", (), ("--brokers", "10", "--entries", "40000")),
-    Scenario("cli-startup", "cli_startup.py", (), ("--rounds", "5")),
-)
+SCENARIOS = (Scenario("cli-startup", "cli_startup.py", (), ("--rounds", "5")),)
+"""The scripts that write rows. Issue 18's other scenarios are measured by bench/controller.py (elections,
+controlled shutdown, failover), reassign.py, produce.py, idle.py and statechange_merge.py, which print their
+figures but do not write rows yet; the consume-against-tansu scenario has no script yet."""
 
 
 def run(scenario: Scenario, quick: bool, directory: Path) -> list[Row]:
