@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bench.chaos_runner.checks import check_records, max_gaps
 from bench.chaos_runner.schedule import ADMIN_KINDS, ALL_KINDS, FAULT_KINDS, ChaosConfig, expand_kinds, plan_schedule
 from bench.chaos_runner.workload import Ack
+from kafkaops.admin.configs import load_properties
 from kafkaops.cluster.local import processes
 from tests.conftest import start_with_sigint_ignored
 
@@ -75,9 +77,9 @@ def _kill_leftovers(state_dir: Path) -> list[int]:
 # --- the run ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
-    state_dir = tmp_path / "chaos"
+def _short_run(state_dir: Path, *extra: str) -> tuple[dict[str, Any], str, int]:
+    """The short run (CI's settings) with `extra` options: its report, the tail of its output, its exit code.
+    Whatever it left running is killed, and the test fails on it."""
     command = [
         sys.executable,
         str(RUNNER),
@@ -91,6 +93,7 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
         "--clean-stop-timeout", "15",
         "--max-impaired", "2",
         "--state-dir", str(state_dir),
+        *extra,
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=REPO, check=False)
@@ -100,9 +103,13 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert not leftovers, f"the runner left processes running: {leftovers}\n{output}"
     report_file = state_dir / "chaos-report.json"
     assert report_file.exists(), f"no report (exit {done.returncode}):\n{output}"
-    report = json.loads(report_file.read_text())
+    return json.loads(report_file.read_text()), output, done.returncode
+
+
+def _assert_passed(report: dict[str, Any], output: str, returncode: int) -> None:
+    """The short run's verdict: every data check strict, every fault kind of CI_KINDS' families injected."""
     data = report["data"]
-    assert data is not None, f"the run did not get to the data checks (exit {done.returncode}):\n{output}"
+    assert data is not None, f"the run did not get to the data checks (exit {returncode}):\n{output}"
     # the data checks, strict
     assert data["lost"] == [] and data["moved"] == [], f"acknowledged records lost or moved:\n{output}"
     assert data["duplicated"] == [], f"values appended twice:\n{output}"
@@ -114,7 +121,7 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
         assert checks[name]["ok"], f"{name}: {checks[name]['detail']}\n{output}"
     assert checks["replica-verification --once"]["ok"] is not False, f"replica-verification disagrees:\n{output}"
     assert report["anomalies"] == [], f"brokers misbehaved: {report['anomalies']}\n{output}"
-    assert done.returncode == 0, f"exit {done.returncode}:\n{output}"
+    assert returncode == 0, f"exit {returncode}:\n{output}"
     # the faults happened: both broker types, hard and clean, and the ZooKeeper-side ones
     injected = report["injected"]
     broker_faults = {kind: n for kind, n in injected.items() if ":" in kind}
@@ -126,7 +133,29 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert injected.get("preferred_election") == 1 and injected.get("topic_deletion") == 1, f"{injected}\n{output}"
     # a reassignment waits for every broker to be registered (Kafka refuses a plan naming a dead one)
     assert injected.get("reassignment", 0) + report["skipped"].get("reassignment", 0) == 1, f"{injected}\n{output}"
+
+
+@pytest.mark.slow
+def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
+    state_dir = tmp_path / "chaos"
+    _assert_passed(*_short_run(state_dir))
     assert (state_dir / "state-change-timeline.log").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_a_short_chaos_run_with_every_listener_sasl_ssl_loses_nothing(tmp_path: Path) -> None:
+    """The same run on a `--security sasl_ssl` cluster: the brokers replicate and send controller requests
+    over SASL_SSL (SCRAM-SHA-512), the producers, consumers, probes and tools log in over TLS."""
+    state_dir = tmp_path / "chaos"
+    report, output, returncode = _short_run(state_dir, "--security", "sasl_ssl")
+    cluster = state_dir / "cluster"
+    properties = load_properties(cluster / "client.properties")
+    assert properties["security.protocol"] == "SASL_SSL" and properties["sasl.mechanism"] == "SCRAM-SHA-512"
+    for broker_yaml in cluster.glob("brokers/*/broker.yaml"):
+        config = yaml.safe_load(broker_yaml.read_text())
+        assert str(config["listeners"]).startswith("SASL_SSL://"), config["listeners"]
+        assert config["inter.broker.listener.name"] == "SASL_SSL"
+    _assert_passed(report, output, returncode)
 
 
 @pytest.mark.slow
