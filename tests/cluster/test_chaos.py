@@ -32,7 +32,7 @@ import yaml
 
 from bench.chaos_runner.checks import check_records, max_gaps
 from bench.chaos_runner.schedule import ADMIN_KINDS, ALL_KINDS, FAULT_KINDS, ChaosConfig, expand_kinds, plan_schedule
-from bench.chaos_runner.workload import Ack
+from bench.chaos_runner.workload import Ack, kafka_python_settings, librdkafka_settings
 from kafkaops.admin.configs import load_properties
 from kafkaops.cluster.local import processes
 from tests.conftest import start_with_sigint_ignored
@@ -256,3 +256,29 @@ def test_max_gaps_counts_the_edges_of_the_window() -> None:
     assert gaps[("t", 0)] == (5.5, 2.0)
     assert gaps[("t", 1)] == (9.0, 0.0)
     assert gaps[("t", 2)] == (10.0, 0.0)
+
+
+def test_client_settings_follow_the_client_properties() -> None:
+    properties = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" '
+        'password="secret";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/state/ssl/ca.pem",
+    }
+    assert librdkafka_settings(properties) == {
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": "/state/ssl/ca.pem",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "admin",
+        "sasl.password": "secret",
+    }
+    assert kafka_python_settings(properties) == {
+        "security_protocol": "SASL_SSL",
+        "ssl_cafile": "/state/ssl/ca.pem",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "admin",
+        "sasl_plain_password": "secret",
+    }
+    assert librdkafka_settings({}) == {} and kafka_python_settings({"security.protocol": "PLAINTEXT"}) == {}
