@@ -13,19 +13,25 @@ On each, measured:
                 a topic of --partitions partitions, RF 3, acks=all, min.insync.replicas=2 (bench/produce.py's
                 `produce`): MB/s of acknowledged records and the p99 of each record's delivery latency
                 (from produce() to its acknowledgement, time in the client's queue included: at saturation).
+                Then the same paced at --paced-rate records/s (10 MB/s) for --paced-duration seconds, the
+                same load on both clusters: the p99 of a cluster that keeps up.
                 The ratio SASL_SSL / PLAINTEXT is the cost of TLS (and of SASL's one login per connection).
     connections --threads threads opening fresh connections to broker 0 for --connect-seconds:
                   PLAINTEXT: TCP connect + one ApiVersions round trip, closed (the baseline);
-                  SASL_SSL: TCP connect + TLS handshake + SaslHandshake + SCRAM-SHA-512 SaslAuthenticate
-                  (our own client, cluster/protocol/sasl_client_authenticator.py's `connect_channel`), closed.
-                Printed: connections (authentications) per second, and the ratio.
+                  SASL_SSL, no login: TCP connect + TLS handshake + ApiVersions (answered before
+                  SaslHandshake, KIP-35), closed: what TLS alone costs a connection;
+                  SASL_SSL, login: TCP connect + TLS handshake + SaslHandshake + SCRAM-SHA-512
+                  SaslAuthenticate (our own client, cluster/protocol/sasl_client_authenticator.py's
+                  `connect_channel`), closed: SCRAM authentications per second.
+                Printed: connections per second, and the ratios to the baseline.
 
 Every process started (ZooKeeper, the brokers) is stopped at the end, also on an error, Ctrl-C or SIGTERM,
 and the state dir (a fresh temporary one unless --state-dir) is removed. No goal is set for these figures
 (issue 17 asks for them, not for a bound): the rows say "report".
 
 Usage: .venv/bin/python bench/security.py [--duration 10] [--record-bytes 1000] [--partitions 3]
-                                          [--threads 4] [--connect-seconds 5] [--state-dir DIR] [--json PATH]
+                                          [--paced-rate 10000] [--paced-duration 5] [--threads 4]
+                                          [--connect-seconds 5] [--state-dir DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -39,14 +45,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # bench/ is not an installed package: run as a script, this file finds its neighbours from the repository's root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.produce import ProduceResult, produce, wait_online  # noqa: E402 - after the path it is found on
+from bench.chaos_runner.workload import librdkafka_settings  # noqa: E402 - after the path it is found on
+from bench.produce import ProduceResult, produce, wait_online  # noqa: E402
 from bench.table import Row, format_table, write_rows  # noqa: E402
 from kafkaops.cluster.local.signals import run_program, stop_started  # noqa: E402
+
+if TYPE_CHECKING:
+    from kafkaops.cluster.common.client_channel import ClientChannel
 
 BROKER_OVERRIDES = {
     "zookeeper.session.timeout.ms": 18000,
@@ -68,20 +78,7 @@ class SecuredCluster:
 
     def confluent(self) -> dict[str, Any]:
         """The same settings in librdkafka's names (the CA file as ssl.ca.location, the login's user)."""
-        from kafkaops.cluster.common.sasl import client_login
-
-        props = self.properties
-        if not props:
-            return {}
-        settings: dict[str, Any] = {"security.protocol": props["security.protocol"]}
-        if "ssl.truststore.location" in props:
-            settings["ssl.ca.location"] = props["ssl.truststore.location"]
-        if "sasl.mechanism" in props:
-            login = client_login(props["sasl.mechanism"], props["sasl.jaas.config"])
-            settings.update(
-                {"sasl.mechanism": login.mechanism, "sasl.username": login.username, "sasl.password": login.password}
-            )
-        return settings
+        return librdkafka_settings(self.properties)
 
     @property
     def first_broker(self) -> tuple[str, int]:
@@ -119,27 +116,29 @@ def start_cluster(
 # --- connections per second --------------------------------------------------------------------------------
 
 
-def plaintext_connection(host: str, port: int) -> None:
-    """TCP connect, one ApiVersions (v0) round trip, close."""
-    from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL
+def api_versions_connection(channel: ClientChannel) -> Callable[[str, int], None]:
+    """A function doing TCP connect (and TLS handshake, as `channel` says), one ApiVersions (v0) round trip,
+    close: no login (a SASL listener answers ApiVersions before SaslHandshake, KIP-35)."""
     from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
     from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
     from kafkaops.cluster.protocol.schemas import ApiKey
 
-    with PLAINTEXT_CHANNEL.connect(host, port, 10.0) as sock:
-        sock.sendall(frame(encode_request(RequestHeader(ApiKey.API_VERSIONS, 0, 1, "bench-connect"), {})))
-        answer = decode_response(ApiKey.API_VERSIONS, 0, read_frame_blocking(sock))[1]
-        if answer["error_code"]:
-            raise RuntimeError(f"ApiVersions answered error {answer['error_code']}")
+    request = frame(encode_request(RequestHeader(ApiKey.API_VERSIONS, 0, 1, "bench-connect"), {}))
+
+    def connect(host: str, port: int) -> None:
+        with channel.connect(host, port, 10.0) as sock:
+            sock.sendall(request)
+            answer = decode_response(ApiKey.API_VERSIONS, 0, read_frame_blocking(sock))[1]
+            if answer["error_code"]:
+                raise RuntimeError(f"ApiVersions answered error {answer['error_code']}")
+
+    return connect
 
 
-def sasl_connection_maker(properties: dict[str, str]) -> Callable[[str, int], None]:
-    """A function doing TCP connect, TLS handshake, SaslHandshake + SaslAuthenticate (the properties'
+def sasl_login_connection(channel: ClientChannel) -> Callable[[str, int], None]:
+    """A function doing TCP connect, TLS handshake, SaslHandshake + SaslAuthenticate (the channel's
     mechanism and login), close."""
-    from kafkaops.admin.kafka_client.client_config import channel_from_properties
     from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
-
-    channel = channel_from_properties(properties)
 
     def connect(host: str, port: int) -> None:
         connect_channel(channel, host, port, 10.0, "bench-scram").close()
@@ -178,39 +177,85 @@ def connections_per_second(
 # --- the run -----------------------------------------------------------------------------------------------
 
 
-def measure(cluster: SecuredCluster, args: argparse.Namespace) -> tuple[ProduceResult, float]:
-    result = produce(
-        cluster.bootstrap, TOPIC, "all", args.duration, args.records, args.record_bytes, settings=cluster.confluent()
-    )
+@dataclass(frozen=True)
+class Measured:
+    flat: ProduceResult
+    paced: ProduceResult | None
+    rates: dict[str, float]
+    """Connections per second: `api_versions` (no login), `login` (SASL clusters)."""
+
+
+def _print_produce(mode: str, what: str, result: ProduceResult, record_bytes: int) -> None:
     errors = f", {result.failed} failed (first: {result.first_error})" if result.failed else ""
     print(
-        f"{cluster.mode:9s} produce RF 3 acks=all: {result.mb_s:7.1f} MB/s, {result.records_s:8.0f} records/s "
-        f"({result.acked} x {args.record_bytes} B in {result.seconds:.1f} s), latency p50 "
+        f"{mode:9s} produce RF 3 acks=all {what}: {result.mb_s:7.1f} MB/s, {result.records_s:8.0f} records/s "
+        f"({result.acked} x {record_bytes} B in {result.seconds:.1f} s), latency p50 "
         f"{result.percentile_ms(0.50):7.1f} ms p99 {result.percentile_ms(0.99):7.1f} ms{errors}",
         flush=True,
     )
+
+
+def measure(cluster: SecuredCluster, args: argparse.Namespace) -> Measured:
+    """Produce flat out, then at --paced-rate (the same load on both clusters: latencies comparable); then
+    connections per second: PLAINTEXT ones on a PLAINTEXT cluster; on a SASL_SSL one, TLS ones without a
+    login (ApiVersions only) and TLS ones with the SCRAM login."""
+    from kafkaops.admin.kafka_client.client_config import channel_from_properties
+
+    settings = cluster.confluent()
+    flat = produce(cluster.bootstrap, TOPIC, "all", args.duration, args.records, args.record_bytes, settings=settings)
+    _print_produce(cluster.mode, "flat out", flat, args.record_bytes)
+    paced = None
+    if args.paced_rate > 0:
+        paced = produce(
+            cluster.bootstrap, TOPIC, "all", args.paced_duration, args.records, args.record_bytes,
+            rate=args.paced_rate, settings=settings,
+        )  # fmt: skip
+        _print_produce(cluster.mode, f"at {args.paced_rate:.0f}/s", paced, args.record_bytes)
     host, port = cluster.first_broker
-    connect = plaintext_connection if not cluster.properties else sasl_connection_maker(cluster.properties)
-    rate = connections_per_second(connect, host, port, args.threads, args.connect_seconds)
-    what = "connect + ApiVersions" if not cluster.properties else "connect + TLS + SCRAM-SHA-512 login"
-    print(f"{cluster.mode:9s} connections: {rate:8.1f}/s ({what}, {args.threads} threads, broker 0)", flush=True)
-    return result, rate
+    channel = channel_from_properties(cluster.properties)
+    tls = " + TLS" if channel.ssl_context is not None else ""
+    kinds = {"api_versions": (f"connect{tls} + ApiVersions", api_versions_connection(channel))}
+    if channel.sasl is not None:
+        kinds["login"] = (f"connect{tls} + {channel.sasl.mechanism} login", sasl_login_connection(channel))
+    rates = {}
+    for kind, (what, connect) in kinds.items():
+        rates[kind] = connections_per_second(connect, host, port, args.threads, args.connect_seconds)
+        print(f"{cluster.mode:9s} connections: {rates[kind]:8.1f}/s ({what}, {args.threads} threads, broker 0)")
+    return Measured(flat, paced, rates)
 
 
-def table_rows(plain: tuple[ProduceResult, float], secured: tuple[ProduceResult, float]) -> list[Row]:
-    (plain_produce, plain_rate), (sasl_produce, sasl_rate) = plain, secured
+def table_rows(plain: Measured, secured: Measured, paced_rate: float) -> list[Row]:
+    baseline = plain.rates["api_versions"]
+    rows = [
+        Row.measured(
+            "produce RF 3 acks=all flat out over SASL_SSL (baseline: PLAINTEXT)",
+            secured.flat.mb_s, "MB/s", plain.flat.mb_s, GOAL, True,
+        ),
+        Row.measured(
+            "produce p99 latency flat out over SASL_SSL (baseline: PLAINTEXT)",
+            secured.flat.percentile_ms(0.99), "ms", plain.flat.percentile_ms(0.99), GOAL, True,
+        ),
+    ]  # fmt: skip
+    if plain.paced is not None and secured.paced is not None:
+        rows.append(
+            Row.measured(
+                f"produce p99 latency paced at {paced_rate:.0f} records/s over SASL_SSL (baseline: PLAINTEXT)",
+                secured.paced.percentile_ms(0.99),
+                "ms",
+                plain.paced.percentile_ms(0.99),
+                GOAL,
+                True,
+            )  # fmt: skip
+        )
     return [
+        *rows,
         Row.measured(
-            "produce RF 3 acks=all over SASL_SSL (baseline: PLAINTEXT)",
-            sasl_produce.mb_s, "MB/s", plain_produce.mb_s, GOAL, True,
+            "TLS connections + ApiVersions, no login (baseline: PLAINTEXT connect + ApiVersions)",
+            secured.rates["api_versions"], "conn/s", baseline, GOAL, True,
         ),
         Row.measured(
-            "produce p99 latency over SASL_SSL (baseline: PLAINTEXT)",
-            sasl_produce.percentile_ms(0.99), "ms", plain_produce.percentile_ms(0.99), GOAL, True,
-        ),
-        Row.measured(
-            "SCRAM-SHA-512 logins over TLS (baseline: PLAINTEXT connect + ApiVersions)",
-            sasl_rate, "conn/s", plain_rate, GOAL, True,
+            "TLS connections + SCRAM-SHA-512 login (baseline: PLAINTEXT connect + ApiVersions)",
+            secured.rates["login"], "conn/s", baseline, GOAL, True,
         ),
     ]  # fmt: skip
 
@@ -221,6 +266,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000_000, help="at most this many records per cluster")
     parser.add_argument("--record-bytes", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument(
+        "--paced-rate", type=float, default=10000.0, help="records/s of the paced run on both clusters (0: none)"
+    )
+    parser.add_argument("--paced-duration", type=float, default=5.0, help="seconds of the paced run")
     parser.add_argument("--threads", type=int, default=4, help="threads opening connections")
     parser.add_argument("--connect-seconds", type=float, default=5.0, help="seconds of opening connections")
     parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
@@ -240,13 +289,13 @@ def main() -> None:
 
         started.append(stop_zookeeper)
         zookeeper.start()
-        measured = {}
+        measured: dict[str, Measured] = {}
         for mode in ("plaintext", "sasl_ssl"):
             cluster = start_cluster(state, zookeeper.connect_string, mode, started, args.partitions)
             measured[mode] = measure(cluster, args)
             stop_cluster = started.pop()
             stop_cluster()  # one cluster at a time: the machine's cores go to the one measured
-        rows = table_rows(measured["plaintext"], measured["sasl_ssl"])
+        rows = table_rows(measured["plaintext"], measured["sasl_ssl"], args.paced_rate)
     finally:
         stop_started(started)
     print(format_table(rows))
