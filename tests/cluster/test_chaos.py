@@ -13,6 +13,9 @@ intent completed. The runner stops everything it started; the test kills whateve
 state dir still names, in case the runner itself was killed. Ctrl-C stops the runner whatever signal
 dispositions it inherited: the test starts it with SIGINT ignored, as a background job of a shell is.
 
+The same short run again with `--security sasl_ssl` (issue 17): every listener, inter-broker included,
+SASL_SSL with SCRAM-SHA-512, every client of the run logging in with the cluster's client.properties.
+
 The pure parts of the runner (schedule, record checks, unavailability) are tested here too.
 """
 
