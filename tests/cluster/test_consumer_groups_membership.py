@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,13 +29,11 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import KafkaException
+from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
-from kafka.errors import KafkaError
-from kafka.structs import OffsetAndMetadata
-from kafka.structs import TopicPartition as KpTopicPartition
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.admin.assignment import JavaRandom
@@ -59,6 +58,8 @@ GROUP_SETTINGS = {
     "offsets.topic.num.partitions": OFFSETS_PARTITIONS,
     # coordinators stay where they are unless a test moves them
     "auto.leader.rebalance.enable": False,
+    # a killed broker leaves the ISRs soon: commits (acks=all) to __consumer_offsets go on without it
+    "replica.lag.time.max.ms": 3000,
 }
 SESSION_MS = 4000
 PARTITIONS = 6
@@ -359,71 +360,76 @@ def test_list_and_describe_groups_with_both_admin_clients(groups: Groups) -> Non
             admin.close()
 
 
+def assigned_after_poll(consumer: ConfluentConsumer) -> int:
+    consumer.poll(0.1)
+    return len(consumer.assignment())
+
+
 def test_a_group_commits_and_resumes_across_a_kill_of_its_coordinator(groups: Groups) -> None:
     """Last in the module: it stops a broker (and starts it again)."""
     topic, group = groups.topic(partitions=2), f"g-{uuid.uuid4().hex[:8]}"
     kafka_python_produce(groups.bootstrap, topic, make_records(0, 10) + make_records(1, 10))
-    tps = [KpTopicPartition(topic, 0), KpTopicPartition(topic, 1)]
-    consumer = KafkaConsumer(
-        bootstrap_servers=groups.bootstrap,
-        group_id=group,
-        session_timeout_ms=10_000,
-        heartbeat_interval_ms=500,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-    )
+    config = {
+        "group.id": group,
+        "session.timeout.ms": 10_000,
+        "heartbeat.interval.ms": 500,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    }
+    consumer = ConfluentConsumer({"bootstrap.servers": groups.bootstrap, **config})
     coordinator = -1
+    closed = False
     try:
-        # the topic in the client's metadata first, so that the leader's first assignment has its partitions
-        wait_for(lambda: consumer.partitions_for_topic(topic), WAIT_S, what=f"{topic} in the metadata")
         consumer.subscribe([topic])
         wait_for(
-            lambda: consumer.poll(timeout_ms=100) is not None and len(consumer.assignment()) == 2,
+            lambda: assigned_after_poll(consumer) == 2,
             WAIT_S,
             what=f"the member's assignment of {topic}",
         )
+        consumer.commit(offsets=[CkTopicPartition(topic, 0, 3), CkTopicPartition(topic, 1, 5)], asynchronous=False)
         coordinator = leader_of(groups.zk, GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
-        consumer.commit({tps[0]: OffsetAndMetadata(3, "", -1), tps[1]: OffsetAndMetadata(5, "", -1)})
         groups.local.stop_broker(coordinator, hard=True)
-        wait_for(
-            lambda: (
-                leader_of(groups.zk, GROUP_METADATA_TOPIC_NAME, partition_for(group, OFFSETS_PARTITIONS))
-                not in (-1, coordinator)
-            ),
-            WAIT_S,
-            what="a new coordinator",
-        )
+        failures: list[str] = []
 
         def commit_again() -> bool:
             # the member finds the new coordinator, which loaded its group from the log
-            consumer.poll(timeout_ms=100)
+            consumer.poll(0.1)
             try:
-                consumer.commit({tps[0]: OffsetAndMetadata(4, "", -1), tps[1]: OffsetAndMetadata(6, "", -1)})
-            except KafkaError:
+                consumer.commit(
+                    offsets=[CkTopicPartition(topic, 0, 4), CkTopicPartition(topic, 1, 6)], asynchronous=False
+                )
+            except KafkaException as error:
+                failures.append(f"{time.strftime('%H:%M:%S')} {error}")
                 return False
             return True
 
-        wait_for(commit_again, WAIT_S, what="a commit to the new coordinator")
+        try:
+            wait_for(commit_again, WAIT_S, what="a commit to the new coordinator")
+        except TimeoutError as timeout:
+            raise AssertionError(f"{timeout}: {failures[:3]} ... {failures[-3:]}") from timeout
         consumer.close()
+        closed = True
         alive = ",".join(
             b.endpoint.removeprefix("PLAINTEXT://")
             for b in groups.local.status().brokers
             if b.endpoint and b.broker_id != coordinator
         )
-        resumed = KafkaConsumer(bootstrap_servers=alive, group_id=group, enable_auto_commit=False)
+        resumed = ConfluentConsumer({"bootstrap.servers": alive, **config})
         try:
             resumed.subscribe([topic])
             wait_for(
-                lambda: resumed.poll(timeout_ms=100) is not None and len(resumed.assignment()) == 2,
+                lambda: assigned_after_poll(resumed) == 2,
                 WAIT_S,
                 what="the new member's assignment",
             )
-            # it resumes from the commits the new coordinator took (reading on is the data path's concern)
-            assert [resumed.committed(tp) for tp in tps] == [4, 6]
+            # it resumes from the commits the new coordinator took
+            committed = resumed.committed([CkTopicPartition(topic, 0), CkTopicPartition(topic, 1)], timeout=30)
+            assert [tp.offset for tp in committed] == [4, 6]
         finally:
             resumed.close()
     finally:
-        with contextlib.suppress(Exception):
-            consumer.close()
+        if not closed:
+            with contextlib.suppress(Exception):
+                consumer.close()
         if coordinator >= 0:
             groups.local.start_broker(coordinator)
