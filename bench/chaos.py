@@ -1,6 +1,7 @@
 """The chaos runner's command (issue 8): acknowledged records survive faults, replicas agree, intents complete.
 
     .venv/bin/python bench/chaos.py --seed 1 --duration 1800 [--brokers 3..5] [--state-dir DIR]
+                                    [--security plaintext|ssl|sasl_plaintext|sasl_ssl]
 
 The runner is the package `bench/chaos_runner/`; its docstring says what a run does, checks and reports.
 """

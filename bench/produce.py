@@ -186,10 +186,12 @@ def produce(
     records: int,
     record_bytes: int,
     rate: float | None = None,
+    settings: dict[str, object] | None = None,
 ) -> ProduceResult:
     """Produce until `duration_s` or `records`, whichever first; wait for every delivery report.
 
-    Flat out, or at `rate` records/s (sent in slices of 1 ms worth)."""
+    Flat out, or at `rate` records/s (sent in slices of 1 ms worth); `settings` go on top of the producer's
+    (a secured cluster's security.protocol, ssl.* and sasl.*)."""
     from confluent_kafka import Producer
 
     producer = Producer(
@@ -200,6 +202,7 @@ def produce(
             "compression.type": "none",
             "queue.buffering.max.kbytes": 64 * 1024,
             "message.timeout.ms": 60000,
+            **(settings or {}),
         }
     )
     value = os.urandom(record_bytes)

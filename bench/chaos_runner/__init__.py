@@ -1,11 +1,15 @@
 """The chaos runner (issue 8): acknowledged records survive faults, replicas agree, intents complete.
 
     .venv/bin/python bench/chaos.py --seed 1 --duration 1800 [--brokers 3..5] [--state-dir DIR]
+                                    [--security plaintext|ssl|sasl_plaintext|sasl_ssl]
 
 A 3-node ZooKeeper ensemble on loopback ports, a cluster of `--brokers` broker processes on it
 (kafkaops.cluster.local), topics with replication factor 3, min.insync.replicas=2 and unclean leader
-election off. For `--duration` seconds an idempotent kafka-python producer per topic sends with
-acks=all at a steady rate (values unique: `<topic>/<sequence>`), recording every acknowledged
+election off; with `--security MODE` the cluster is set up as `kafkaops cluster up --security MODE` does
+(every listener, inter-broker included, speaks that protocol) and every client of the run, the tools given
+`--bootstrap-server` included, connects with the cluster's `client.properties` (for sasl_ssl: TLS and a
+SCRAM-SHA-512 login as its admin user). For `--duration` seconds an idempotent kafka-python producer per
+topic sends with acks=all at a steady rate (values unique: `<topic>/<sequence>`), recording every acknowledged
 (topic, partition, offset, value) and when it was acknowledged; a confluent-kafka consumer reads every
 partition from the beginning (explicit assignment); another, a member of the group `kafkaops-chaos-commits`,
 subscribes to the topics and commits synchronously after every batch it read; and a seeded schedule

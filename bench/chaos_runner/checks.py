@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,15 +159,19 @@ def count_per_topic(
 
 
 def read_to_end(
-    bootstrap: str, partitions: Sequence[tuple[str, int]], timeout_s: float
+    bootstrap: str,
+    partitions: Sequence[tuple[str, int]],
+    timeout_s: float,
+    settings: Mapping[str, Any] | None = None,
 ) -> tuple[dict[tuple[str, int], dict[int, bytes]], dict[tuple[str, int], int], int]:
     """Every record of `partitions` from the beginning to the high watermark found first (a fresh
-    confluent-kafka consumer). Returns (records by partition: offset → value, high watermarks, records
-    read twice at one offset by this reader). Raises TimeoutError naming the partitions not read to the end."""
+    confluent-kafka consumer, with `settings` on top: security). Returns (records by partition: offset →
+    value, high watermarks, records read twice at one offset by this reader). Raises TimeoutError naming the
+    partitions not read to the end."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer
     from confluent_kafka import TopicPartition as CTopicPartition
 
-    consumer = Consumer(confluent_settings(bootstrap, {"enable.partition.eof": False}))
+    consumer = Consumer(confluent_settings(bootstrap, {**(settings or {}), "enable.partition.eof": False}))
     try:
         ends: dict[tuple[str, int], int] = {}
         deadline = time.monotonic() + timeout_s
@@ -401,7 +405,9 @@ class RunChecks:
         bootstrap = self.ctx.bootstrap()
         acked = [a for t in self.ctx.surviving for a in self.ctx.producers[t].acked]
         live = dict(self.ctx.consumer.seen) if self.ctx.consumer is not None else {}
-        final, ends, reread = read_to_end(bootstrap, partitions, self.ctx.config.heal_timeout_s)
+        final, ends, reread = read_to_end(
+            bootstrap, partitions, self.ctx.config.heal_timeout_s, self.ctx.librdkafka_settings()
+        )
         self.ctx.log(f"read {sum(len(r) for r in final.values())} records to the high watermarks {ends}")
         verdict = check_records(acked, final, live, self.ctx.surviving)
         self.ctx.verdict_data = verdict
@@ -469,12 +475,10 @@ class RunChecks:
     def compare_replicas(
         self, partitions: Sequence[tuple[str, int]], final: dict[tuple[str, int], dict[int, bytes]]
     ) -> None:
-        from kafkaops.admin.kafka_client import KafkaClient
-
         replicas = self.ctx.assignments(self.ctx.surviving)
         deadline = time.monotonic() + self.ctx.config.heal_timeout_s
         differences: dict[tuple[str, int], str] = {}
-        with KafkaClient(self.ctx.bootstrap(), client_id="chaos-replica-compare", request_timeout_ms=15000) as client:
+        with self.ctx.kafka_client(self.ctx.bootstrap(), "chaos-replica-compare", 15000) as client:
             pending = list(partitions)
             while pending:
                 differences.clear()
@@ -516,7 +520,7 @@ class RunChecks:
         pattern = "|".join(self.ctx.surviving)
         code, output = self.ctx.cli(
             "replica-verification", "--broker-list", self.ctx.bootstrap(), "--topic-white-list", pattern,
-            "--once", "--time", "-2", timeout_s=self.ctx.config.heal_timeout_s,
+            *self.ctx.command_config(), "--once", "--time", "-2", timeout_s=self.ctx.config.heal_timeout_s,
         )  # fmt: skip
         last = last_line(output)
         self.ctx.checks["replica-verification --once"] = (code == 0, f"exit {code}: {last}")

@@ -24,9 +24,11 @@ from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
 
 from .schedule import DOOMED_PREFIX, SURVIVING_PREFIX, ChaosConfig, admin_rounds, plan_schedule
-from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker
+from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker, kafka_python_settings, librdkafka_settings
 
 if TYPE_CHECKING:
+    from kafkaops.admin.kafka_client import KafkaClient
+
     from .checks import DataVerdict
 
 T = TypeVar("T")
@@ -102,6 +104,8 @@ class ChaosContext:
         self.ensemble = ZooKeeperEnsemble(state_dir)
         self.local = LocalCluster(state_dir / "cluster")
         self.zk: KafkaZkClient | None = None
+        self.client_properties: dict[str, str] = {}
+        """The cluster's `client.properties` (its security mode's), once it is up; none for PLAINTEXT."""
         self.zk_lock = threading.Lock()
         self.surviving = [f"{SURVIVING_PREFIX}{i}" for i in range(config.topics)]
         self.doomed = [f"{DOOMED_PREFIX}{i}" for i in range(admin_rounds(self.schedule))]
@@ -199,6 +203,36 @@ class ChaosContext:
 
     def bootstrap(self) -> str:
         return ",".join(self.endpoints().values())
+
+    def load_client_properties(self) -> None:
+        from kafkaops.admin.configs import load_properties
+
+        path = self.local.client_properties
+        self.client_properties = load_properties(path) if path is not None else {}
+
+    def command_config(self) -> list[str]:
+        """`--command-config <client.properties>` for a tool given --bootstrap-server (none for PLAINTEXT)."""
+        path = self.local.client_properties
+        return ["--command-config", str(path)] if path is not None and self.client_properties else []
+
+    def kafka_client(self, bootstrap: str, client_id: str, request_timeout_ms: int, **options: Any) -> KafkaClient:
+        """Our own client, connecting as the cluster's client properties say (TLS, SASL login)."""
+        from kafkaops.admin.kafka_client import KafkaClient
+        from kafkaops.admin.kafka_client.client_config import channel_from_properties
+
+        return KafkaClient(
+            bootstrap,
+            client_id=client_id,
+            request_timeout_ms=request_timeout_ms,
+            channel=channel_from_properties(self.client_properties),
+            **options,
+        )
+
+    def librdkafka_settings(self) -> dict[str, Any]:
+        return librdkafka_settings(self.client_properties)
+
+    def kafka_python_settings(self) -> dict[str, Any]:
+        return kafka_python_settings(self.client_properties)
 
     def partition_states(self, partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Any]:
         found = self.zk_call(lambda zk: zk.get_partition_states(TopicPartition(t, p) for t, p in partitions))

@@ -82,9 +82,19 @@ class ChaosRun:
             "default.replication.factor": REPLICATION_FACTOR,
             "replica.lag.time.max.ms": 10000,
         }
-        ctx.local.up(brokers=config.brokers, zookeeper_connect=ctx.connect, broker_overrides=overrides, timeout_s=120)
+        ctx.local.up(
+            brokers=config.brokers,
+            zookeeper_connect=ctx.connect,
+            broker_overrides=overrides,
+            timeout_s=120,
+            security=config.security,
+        )
+        ctx.load_client_properties()
         status = ctx.local.status()
-        ctx.log(f"cluster up: brokers {[b.broker_id for b in status.brokers]}, controller {status.controller_id}")
+        ctx.log(
+            f"cluster up: brokers {[b.broker_id for b in status.brokers]}, controller {status.controller_id}, "
+            f"security {config.security}"
+        )
         for topic in ctx.surviving + ctx.doomed:
             code, output = ctx.cli(
                 "topics", "--zookeeper", ctx.connect, "--create", "--topic", topic,
@@ -143,14 +153,21 @@ class ChaosRun:
         )
         for topic in ctx.surviving + ctx.doomed:
             ctx.producers[topic] = ProducerWorker(
-                topic, ctx.config.partitions, bootstrap, ctx.config.rate, ctx.log.now, self.send_refused
+                topic,
+                ctx.config.partitions,
+                bootstrap,
+                ctx.config.rate,
+                ctx.log.now,
+                self.send_refused,
+                settings=ctx.kafka_python_settings(),
             )
         ctx.consumer = LiveConsumer(
             bootstrap,
             ctx.surviving_partitions(),
             ctx.state_dir / "live-consumer-debug.log" if ctx.consumer_debug else None,
+            settings=ctx.librdkafka_settings(),
         )
-        ctx.group_consumer = GroupCommitConsumer(bootstrap, ctx.surviving)
+        ctx.group_consumer = GroupCommitConsumer(bootstrap, ctx.surviving, settings=ctx.librdkafka_settings())
 
     def log_progress(self, now: float, progress: _Progress) -> None:
         ctx = self.ctx
@@ -199,11 +216,9 @@ class ChaosRun:
         ctx.log(f"producer of {topic}: send() refused: {type(error).__name__}: {error}")
         if not isinstance(error, ValueError):
             return
-        from kafkaops.admin.kafka_client import KafkaClient
-
         for broker, endpoint in ctx.endpoints().items():
             try:
-                with KafkaClient(endpoint, client_id="chaos-metadata-probe", request_timeout_ms=5000, retries=0) as c:
+                with ctx.kafka_client(endpoint, "chaos-metadata-probe", 5000, retries=0) as c:
                     info = c.metadata([topic]).topics.get(topic)
             except Exception as problem:  # noqa: BLE001 - a broker down or frozen: said so
                 ctx.log(f"  metadata probe of broker {broker}: {type(problem).__name__}: {problem}")
@@ -223,8 +238,6 @@ class ChaosRun:
     def probe_leaders(self, why: str) -> None:
         """Log the leader of every surviving partition as each broker's Metadata answer and ZooKeeper say
         (a client stuck on a leader no broker names is then told apart from a broker serving stale leaders)."""
-        from kafkaops.admin.kafka_client import KafkaClient
-
         ctx = self.ctx
         partitions = ctx.surviving_partitions()
         ctx.log(
@@ -236,7 +249,7 @@ class ChaosRun:
         )
         for broker, endpoint in ctx.endpoints().items():
             try:
-                with KafkaClient(endpoint, client_id="chaos-leader-probe", request_timeout_ms=5000, retries=0) as c:
+                with ctx.kafka_client(endpoint, "chaos-leader-probe", 5000, retries=0) as c:
                     topics = c.metadata(list(ctx.surviving)).topics
             except Exception as problem:  # noqa: BLE001 - a broker down or frozen: said so
                 ctx.log(f"  leaders, broker {broker}'s Metadata: {type(problem).__name__}: {problem}")
@@ -366,6 +379,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--consumer-debug", action="store_true", help="librdkafka debug lines of the live consumer to a file"
     )
     parser.add_argument(
+        "--security",
+        default="plaintext",
+        choices=("plaintext", "ssl", "sasl_plaintext", "sasl_ssl"),
+        help="the cluster's `cluster up --security` mode: every listener, inter-broker included (default plaintext)",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="only the summary on stdout (events still go to the log file)"
     )
     return parser.parse_args(argv)
@@ -387,6 +406,7 @@ def config_from_args(args: argparse.Namespace, kinds: tuple[str, ...]) -> ChaosC
         max_impaired=args.max_impaired if args.max_impaired is not None else (1 if args.brokers <= 3 else 2),
         heal_timeout_s=args.heal_timeout,
         clean_stop_timeout_s=args.clean_stop_timeout,
+        security=args.security,
     )
 
 

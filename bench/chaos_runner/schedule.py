@@ -52,6 +52,9 @@ class ChaosConfig:
     clean_stop_timeout_s: float = 60.0
     """After a SIGTERM, how long a broker may take to exit before it gets a SIGKILL."""
     warmup_s: float = 8.0
+    security: str = "plaintext"
+    """The cluster's `up --security` mode: every listener, inter-broker included, speaks its protocol, and
+    every client of the run logs in with the cluster's `client.properties`."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,44 @@ CONSUMER_GROUP = "kafkaops-chaos"
 """The live consumer's group.id: assign() only, so no group membership and no commits."""
 
 
+def _login(properties: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(mechanism, user, password) of the properties' SASL login, or None without SASL."""
+    if not properties.get("security.protocol", "PLAINTEXT").upper().startswith("SASL_"):
+        return None
+    from kafkaops.cluster.common.sasl import client_login
+
+    login = client_login(properties["sasl.mechanism"], properties.get("sasl.jaas.config"))
+    return login.mechanism, login.username, login.password
+
+
+def librdkafka_settings(properties: Mapping[str, str]) -> dict[str, Any]:
+    """Kafka client properties (a cluster's `client.properties`: security.protocol, sasl.*, the PEM trust
+    store) in confluent-kafka's names; nothing for PLAINTEXT."""
+    protocol = properties.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return {}
+    settings: dict[str, Any] = {"security.protocol": protocol}
+    if "ssl.truststore.location" in properties:
+        settings["ssl.ca.location"] = properties["ssl.truststore.location"]
+    if (login := _login(properties)) is not None:
+        settings.update(dict(zip(("sasl.mechanism", "sasl.username", "sasl.password"), login, strict=True)))
+    return settings
+
+
+def kafka_python_settings(properties: Mapping[str, str]) -> dict[str, Any]:
+    """The same for kafka-python's keyword arguments."""
+    protocol = properties.get("security.protocol", "PLAINTEXT").upper()
+    if protocol == "PLAINTEXT":
+        return {}
+    settings: dict[str, Any] = {"security_protocol": protocol}
+    if "ssl.truststore.location" in properties:
+        settings["ssl_cafile"] = properties["ssl.truststore.location"]
+    if (login := _login(properties)) is not None:
+        keys = ("sasl_mechanism", "sasl_plain_username", "sasl_plain_password")
+        settings.update(dict(zip(keys, login, strict=True)))
+    return settings
+
+
 @dataclass(frozen=True, slots=True)
 class Ack:
     topic: str
@@ -68,8 +106,11 @@ class ProducerWorker:
         clock: Callable[[], float] = time.monotonic,
         on_refused: Callable[[str, BaseException], None] | None = None,
         metadata_max_age_ms: int = 10000,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.topic = topic
+        self.settings = dict(settings or {})
+        """kafka-python settings on top of the worker's (security: `kafka_python_settings`)."""
         self.on_refused = on_refused
         """Called (on the producer's thread, at most every 10 s) when send() refuses a record."""
         self.partitions = partitions
@@ -111,6 +152,7 @@ class ProducerWorker:
                 retry_backoff_ms=100,
                 reconnect_backoff_max_ms=1000,
                 metadata_max_age_ms=self.metadata_max_age_ms,
+                **self.settings,
             )
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
@@ -204,8 +246,11 @@ class LiveConsumer:
         partitions: Sequence[tuple[str, int]],
         debug_log: Path | None = None,
         group_id: str = CONSUMER_GROUP,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.debug_log = debug_log
+        self.settings = dict(settings or {})
+        """confluent-kafka settings on top of the consumer's (security: `librdkafka_settings`)."""
         """Where librdkafka's `debug=metadata,topic,fetch` lines go, if anywhere."""
         self.seen: dict[tuple[str, int, int], bytes] = {}
         """Written by the consumer's thread: `read()` copies it while it runs."""
@@ -239,7 +284,7 @@ class LiveConsumer:
             with contextlib.suppress(ValueError):
                 self.stats = json.loads(document)
 
-        extra: dict[str, Any] = {"statistics.interval.ms": 10000, "stats_cb": keep_stats}
+        extra: dict[str, Any] = {**self.settings, "statistics.interval.ms": 10000, "stats_cb": keep_stats}
         if self.debug_log is not None:
             logger = logging.getLogger("kafkaops.chaos.librdkafka")
             logger.propagate = False
@@ -374,8 +419,15 @@ class GroupCommitConsumer(ReadTracker):
 
     What it read and how its reading moved is its ReadTracker's."""
 
-    def __init__(self, bootstrap: str, topics: Sequence[str], group_id: str = COMMIT_GROUP) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topics: Sequence[str],
+        group_id: str = COMMIT_GROUP,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__()
+        self.settings = dict(settings or {})
         self.commits = 0
         self.commit_errors: Counter[str] = Counter()
         self.error: BaseException | None = None
@@ -393,7 +445,7 @@ class GroupCommitConsumer(ReadTracker):
         from confluent_kafka import Consumer, KafkaException
         from confluent_kafka import TopicPartition as CTopicPartition
 
-        settings = confluent_settings(self._bootstrap, {"session.timeout.ms": 10000}, self._group_id)
+        settings = confluent_settings(self._bootstrap, {**self.settings, "session.timeout.ms": 10000}, self._group_id)
         try:
             consumer = Consumer(settings)
             consumer.subscribe(self._topics, on_assign=self._assigned)

@@ -13,6 +13,9 @@ intent completed. The runner stops everything it started; the test kills whateve
 state dir still names, in case the runner itself was killed. Ctrl-C stops the runner whatever signal
 dispositions it inherited: the test starts it with SIGINT ignored, as a background job of a shell is.
 
+The same short run again with `--security sasl_ssl` (issue 17): every listener, inter-broker included,
+SASL_SSL with SCRAM-SHA-512, every client of the run logging in with the cluster's client.properties.
+
 The pure parts of the runner (schedule, record checks, unavailability) are tested here too.
 """
 
@@ -28,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bench.chaos_runner.checks import check_records, max_gaps
 from bench.chaos_runner.schedule import ADMIN_KINDS, ALL_KINDS, FAULT_KINDS, ChaosConfig, expand_kinds, plan_schedule
-from bench.chaos_runner.workload import Ack
+from bench.chaos_runner.workload import Ack, kafka_python_settings, librdkafka_settings
+from kafkaops.admin.configs import load_properties
 from kafkaops.cluster.local import processes
 from tests.conftest import start_with_sigint_ignored
 
@@ -75,9 +80,9 @@ def _kill_leftovers(state_dir: Path) -> list[int]:
 # --- the run ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
-    state_dir = tmp_path / "chaos"
+def _short_run(state_dir: Path, *extra: str) -> tuple[dict[str, Any], str, int]:
+    """The short run (CI's settings) with `extra` options: its report, the tail of its output, its exit code.
+    Whatever it left running is killed, and the test fails on it."""
     command = [
         sys.executable,
         str(RUNNER),
@@ -91,6 +96,7 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
         "--clean-stop-timeout", "15",
         "--max-impaired", "2",
         "--state-dir", str(state_dir),
+        *extra,
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=REPO, check=False)
@@ -100,9 +106,13 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert not leftovers, f"the runner left processes running: {leftovers}\n{output}"
     report_file = state_dir / "chaos-report.json"
     assert report_file.exists(), f"no report (exit {done.returncode}):\n{output}"
-    report = json.loads(report_file.read_text())
+    return json.loads(report_file.read_text()), output, done.returncode
+
+
+def _assert_passed(report: dict[str, Any], output: str, returncode: int) -> None:
+    """The short run's verdict: every data check strict, every fault kind of CI_KINDS' families injected."""
     data = report["data"]
-    assert data is not None, f"the run did not get to the data checks (exit {done.returncode}):\n{output}"
+    assert data is not None, f"the run did not get to the data checks (exit {returncode}):\n{output}"
     # the data checks, strict
     assert data["lost"] == [] and data["moved"] == [], f"acknowledged records lost or moved:\n{output}"
     assert data["duplicated"] == [], f"values appended twice:\n{output}"
@@ -114,7 +124,7 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
         assert checks[name]["ok"], f"{name}: {checks[name]['detail']}\n{output}"
     assert checks["replica-verification --once"]["ok"] is not False, f"replica-verification disagrees:\n{output}"
     assert report["anomalies"] == [], f"brokers misbehaved: {report['anomalies']}\n{output}"
-    assert done.returncode == 0, f"exit {done.returncode}:\n{output}"
+    assert returncode == 0, f"exit {returncode}:\n{output}"
     # the faults happened: both broker types, hard and clean, and the ZooKeeper-side ones
     injected = report["injected"]
     broker_faults = {kind: n for kind, n in injected.items() if ":" in kind}
@@ -126,7 +136,29 @@ def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
     assert injected.get("preferred_election") == 1 and injected.get("topic_deletion") == 1, f"{injected}\n{output}"
     # a reassignment waits for every broker to be registered (Kafka refuses a plan naming a dead one)
     assert injected.get("reassignment", 0) + report["skipped"].get("reassignment", 0) == 1, f"{injected}\n{output}"
+
+
+@pytest.mark.slow
+def test_a_short_chaos_run_loses_nothing(tmp_path: Path) -> None:
+    state_dir = tmp_path / "chaos"
+    _assert_passed(*_short_run(state_dir))
     assert (state_dir / "state-change-timeline.log").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_a_short_chaos_run_with_every_listener_sasl_ssl_loses_nothing(tmp_path: Path) -> None:
+    """The same run on a `--security sasl_ssl` cluster: the brokers replicate and send controller requests
+    over SASL_SSL (SCRAM-SHA-512), the producers, consumers, probes and tools log in over TLS."""
+    state_dir = tmp_path / "chaos"
+    report, output, returncode = _short_run(state_dir, "--security", "sasl_ssl")
+    cluster = state_dir / "cluster"
+    properties = load_properties(cluster / "client.properties")
+    assert properties["security.protocol"] == "SASL_SSL" and properties["sasl.mechanism"] == "SCRAM-SHA-512"
+    for broker_yaml in cluster.glob("brokers/*/broker.yaml"):
+        config = yaml.safe_load(broker_yaml.read_text())
+        assert str(config["listeners"]).startswith("SASL_SSL://"), config["listeners"]
+        assert config["inter.broker.listener.name"] == "SASL_SSL"
+    _assert_passed(report, output, returncode)
 
 
 @pytest.mark.slow
@@ -227,3 +259,29 @@ def test_max_gaps_counts_the_edges_of_the_window() -> None:
     assert gaps[("t", 0)] == (5.5, 2.0)
     assert gaps[("t", 1)] == (9.0, 0.0)
     assert gaps[("t", 2)] == (10.0, 0.0)
+
+
+def test_client_settings_follow_the_client_properties() -> None:
+    properties = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" '
+        'password="secret";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/state/ssl/ca.pem",
+    }
+    assert librdkafka_settings(properties) == {
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": "/state/ssl/ca.pem",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "admin",
+        "sasl.password": "secret",
+    }
+    assert kafka_python_settings(properties) == {
+        "security_protocol": "SASL_SSL",
+        "ssl_cafile": "/state/ssl/ca.pem",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "admin",
+        "sasl_plain_password": "secret",
+    }
+    assert librdkafka_settings({}) == {} and kafka_python_settings({"security.protocol": "PLAINTEXT"}) == {}
