@@ -158,8 +158,9 @@ def test_broker_handlers(zk):
     from kafkaops.cluster.broker.metadata_cache import MetadataCache
     from kafkaops.cluster.protocol.messages import RequestHeader
     from kafkaops.cluster.protocol.schemas import ApiKey
+    from tests.unit.test_broker_kafka_apis import FakeReplicaManager  # the handlers here never reach it
 
-    apis = KafkaApis(0, "cluster", zk, None, MetadataCache(), None, lambda: 0)  # type: ignore[arg-type]
+    apis = KafkaApis(0, "cluster", zk, FakeReplicaManager(), MetadataCache(), None, lambda: 0)  # type: ignore[arg-type]
     header = RequestHeader(ApiKey.METADATA, 0, 1, "admin")  # the handlers do not read the header
     alter = cq.alter_request_to_wire(
         [
