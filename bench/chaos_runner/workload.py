@@ -445,7 +445,10 @@ class GroupCommitConsumer(ReadTracker):
         from confluent_kafka import Consumer, KafkaException
         from confluent_kafka import TopicPartition as CTopicPartition
 
-        settings = confluent_settings(self._bootstrap, {**self.settings, "session.timeout.ms": 10000}, self._group_id)
+        # a frozen (zombie) coordinator answers nothing: without a request timeout shorter than librdkafka's
+        # 60 s default the member waits on it for most of a short run instead of finding the next coordinator
+        timeouts = {"session.timeout.ms": 10000, "socket.timeout.ms": 10000}
+        settings = confluent_settings(self._bootstrap, {**self.settings, **timeouts}, self._group_id)
         try:
             consumer = Consumer(settings)
             consumer.subscribe(self._topics, on_assign=self._assigned)
