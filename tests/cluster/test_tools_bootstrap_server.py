@@ -50,10 +50,12 @@ class Tools:
 
     def snapshot(self) -> tuple[dict[str, bytes], list[str]]:
         tree = {path: data for root in WATCHED for path, data in read_tree(self.zk, root).items()}
+        # the partition directories: the broker rewrites its checkpoint files (through `.tmp` names) on its own
         logs = sorted(
             str(p.relative_to(self.local.state_dir))
             for broker in self.local.broker_ids()
             for p in (self.local.broker_dir(broker) / "data").glob("*")
+            if p.is_dir()
         )
         return tree, logs
 
