@@ -36,10 +36,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         relative = item.path.relative_to(tests_dir)
         for marker in _DIRECTORY_MARKERS.get(relative.parts[0], ()):
             item.add_marker(marker)
-        # Under `pytest -n 2 --dist loadgroup` (the README's command) a file's tests stay on one worker, so a
-        # module-scoped cluster starts once, and every Spark test shares one worker's Spark session.
+        # Under `pytest -n 2 --dist loadgroup` (the README's command) the tests that start broker processes run
+        # one at a time on one worker, as timing-bound as they were alone (two clusters at once on 2 cores
+        # made session timeouts and leader moves race), while the other worker runs the rest, a file's tests
+        # together; the Spark tests share one worker's Spark session.
         if not any(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group("spark" if relative.parts[0] == "spark" else str(relative)))
+            group = relative.parts[0] if relative.parts[0] in ("cluster", "spark") else str(relative)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
