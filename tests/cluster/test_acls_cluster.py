@@ -361,8 +361,8 @@ def test_confluent_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, s
         cadmin.AclOperation.READ,
         cadmin.AclPermissionType.ALLOW,
     )
-    for future in admin.create_acls([binding], request_timeout=15).values():
-        assert future.result(timeout=20) is None
+    for future in admin.create_acls([binding], request_timeout=60).values():
+        assert future.result(timeout=90) is None
     any_group = cadmin.AclBindingFilter(
         cadmin.ResourceType.GROUP,
         None,
@@ -372,13 +372,13 @@ def test_confluent_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, s
         cadmin.AclOperation.ANY,
         cadmin.AclPermissionType.ANY,
     )
-    described = admin.describe_acls(any_group, request_timeout=15).result(timeout=20)
+    described = admin.describe_acls(any_group, request_timeout=60).result(timeout=90)
     assert [(b.name, b.principal, b.operation) for b in described] == [
         ("reports-", "User:bob", cadmin.AclOperation.READ)
     ]
-    [deleted] = admin.delete_acls([any_group], request_timeout=15).values()
-    assert [b.name for b in deleted.result(timeout=20)] == ["reports-"]
-    assert admin.describe_acls(any_group, request_timeout=15).result(timeout=20) == []
+    [deleted] = admin.delete_acls([any_group], request_timeout=60).values()
+    assert [b.name for b in deleted.result(timeout=90)] == ["reports-"]
+    assert admin.describe_acls(any_group, request_timeout=60).result(timeout=90) == []
 
 
 def test_kafka_python_admin_client_manages_acls(sasl_secured: tuple[LocalCluster, str]) -> None:
