@@ -188,44 +188,41 @@ def expired_offsets(
     return expired
 
 
-def store_offsets_error(code: int) -> int:
-    """`storeOffsets`: an append's error as the commit's."""
-    if code in (
+_COORDINATOR_NOT_AVAILABLE = frozenset(
+    {
         errors.UnknownTopicOrPartitionError.code,
         errors.NotEnoughReplicasError.code,
         errors.NotEnoughReplicasAfterAppendError.code,
-    ):
+    }
+)
+_NOT_COORDINATOR = frozenset({errors.NotLeaderOrFollowerError.code, errors.KafkaStorageError.code})
+_TOO_LARGE = frozenset(
+    {errors.MessageTooLargeError.code, errors.RecordListTooLargeError.code, errors.InvalidFetchSizeError.code}
+)
+
+
+def _append_error(code: int, too_large: int) -> int:
+    """The cases `storeOffsets` and `storeGroup` map alike: the offsets partition gone or short of replicas,
+    its leadership lost, and a record too large (each names its own code for that)."""
+    if code in _COORDINATOR_NOT_AVAILABLE:
         return errors.CoordinatorNotAvailableError.code
-    if code in (errors.NotLeaderOrFollowerError.code, errors.KafkaStorageError.code):
+    if code in _NOT_COORDINATOR:
         return errors.NotCoordinatorError.code
-    if code in (
-        errors.MessageTooLargeError.code,
-        errors.RecordListTooLargeError.code,
-        errors.InvalidFetchSizeError.code,
-    ):
-        return errors.InvalidCommitOffsetSizeError.code
+    if code in _TOO_LARGE:
+        return too_large
     return code
+
+
+def store_offsets_error(code: int) -> int:
+    """`storeOffsets`: an append's error as the commit's."""
+    return _append_error(code, errors.InvalidCommitOffsetSizeError.code)
 
 
 def store_group_error(code: int) -> int:
-    """`storeGroup`: an append's error as the group's."""
-    if code in (
-        errors.UnknownTopicOrPartitionError.code,
-        errors.NotEnoughReplicasError.code,
-        errors.NotEnoughReplicasAfterAppendError.code,
-    ):
-        return errors.CoordinatorNotAvailableError.code
-    if code in (errors.NotLeaderOrFollowerError.code, errors.KafkaStorageError.code):
-        return errors.NotCoordinatorError.code
+    """`storeGroup`: an append's error as the group's (a timed-out append: the rebalance goes on)."""
     if code == errors.RequestTimedOutError.code:
         return errors.RebalanceInProgressError.code
-    if code in (
-        errors.MessageTooLargeError.code,
-        errors.RecordListTooLargeError.code,
-        errors.InvalidFetchSizeError.code,
-    ):
-        return errors.UnknownServerError.code
-    return code
+    return _append_error(code, errors.UnknownServerError.code)
 
 
 def maybe_update_coordinator_epoch(epochs: dict[int, int], partition: int, epoch: int | None) -> bool:
