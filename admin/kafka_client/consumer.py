@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
+from typing import Any
 
 from kafkaops.admin.kafka_client.client import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, KafkaClient
 from kafkaops.admin.kafka_client.fetcher import (
@@ -110,19 +111,32 @@ class PartitionConsumer:
                 self.partition_max_bytes,
                 self.isolation_level,
             )
-            records: list[ConsumerRecord] = []
-            retry = False
-            for tp, result in sorted(results.items()):
-                if isinstance(result, OffsetOutOfRangeError):
-                    self._reset(tp)
-                elif isinstance(result, BrokerError):
-                    if not result.retriable:
-                        raise result
-                    retry = True
-                else:
-                    records.extend(result.records)
-                    self.positions[tp] = result.next_offset
+            records, retry = apply_fetch_results(results, self.positions, self._reset)
             if records or self._clock() >= deadline:
                 return records
             if retry:
                 self._sleep(min(self.client.retry_backoff_ms / 1000, max(deadline - self._clock(), 0)))
+
+
+def apply_fetch_results(
+    results: Mapping[TopicPartition, Any], positions: dict[TopicPartition, int], reset: Callable[[TopicPartition], None]
+) -> tuple[list[ConsumerRecord], bool]:
+    """A fetch's answers applied to `positions` (a consumer's next offsets), in partition order: the records
+    read and whether a retriable error calls for another try. Out of range resets the partition (`reset`);
+    another non-retriable error is raised; an answer for a partition no longer in `positions` (revoked while
+    the fetch was out) is dropped."""
+    records: list[ConsumerRecord] = []
+    retry = False
+    for tp, result in sorted(results.items()):
+        if tp not in positions:
+            continue
+        if isinstance(result, OffsetOutOfRangeError):
+            reset(tp)
+        elif isinstance(result, BrokerError):
+            if not result.retriable:
+                raise result
+            retry = True
+        else:
+            records.extend(result.records)
+            positions[tp] = result.next_offset
+    return records, retry

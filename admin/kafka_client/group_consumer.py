@@ -23,7 +23,7 @@ from typing import Any
 
 from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.admin.kafka_client.connection import NotSent
-from kafkaops.admin.kafka_client.consumer import OffsetResetPolicy
+from kafkaops.admin.kafka_client.consumer import OffsetResetPolicy, apply_fetch_results
 from kafkaops.admin.kafka_client.consumer_protocol import (
     PROTOCOL_TYPE,
     Assignment,
@@ -269,6 +269,9 @@ class GroupConsumer:
             )
         self._sleep(self.client.retry_backoff_ms / 1000)
 
+    def _reset_to_policy(self, tp: TopicPartition) -> None:
+        self.positions[tp] = self._reset_position(tp)
+
     def _reset_position(self, tp: TopicPartition) -> int:
         if self.config.auto_offset_reset is OffsetResetPolicy.NONE:
             raise OffsetOutOfRangeError(f"Undefined offset with no reset policy for partitions: [{tp}]")
@@ -413,20 +416,7 @@ class GroupConsumer:
             self.config.partition_max_bytes,
             self.config.isolation_level,
         )
-        records: list[ConsumerRecord] = []
-        retry = False
-        for tp, result in sorted(results.items()):
-            if tp not in self.positions:
-                continue
-            if isinstance(result, OffsetOutOfRangeError):
-                self.positions[tp] = self._reset_position(tp)
-            elif isinstance(result, BrokerError):
-                if not result.retriable:
-                    raise result
-                retry = True
-            else:
-                records.extend(result.records)
-                self.positions[tp] = result.next_offset
+        records, retry = apply_fetch_results(results, self.positions, self._reset_to_policy)
         if retry and not records:
             self._sleep(min(self.client.retry_backoff_ms / 1000, max(deadline - self._clock(), 0)))
         return records
