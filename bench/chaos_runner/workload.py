@@ -235,7 +235,27 @@ def confluent_settings(
     }
 
 
-class LiveConsumer:
+class ConsumerThread:
+    """How the runner stops a consumer that reads on its own thread (`_thread`, told by `_stop`)."""
+
+    _stop: threading.Event
+    _thread: threading.Thread
+
+    def abort(self) -> None:
+        """Tell the consumer to stop; does not wait (`join`)."""
+        self._stop.set()
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the consumer's thread (the consumer closed); whether it has ended."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+
+class LiveConsumer(ConsumerThread):
     """A confluent-kafka consumer reading `partitions` from the beginning for as long as it runs (explicit
     assignment), remembering the value it read at every (topic, partition, offset); a different value read
     again at an offset is a conflict (the log changed under an offset a consumer had read)."""
@@ -329,19 +349,6 @@ class LiveConsumer:
             with contextlib.suppress(Exception):
                 consumer.close()
 
-    def abort(self) -> None:
-        """Tell the consumer to stop; does not wait (`join`)."""
-        self._stop.set()
-
-    def join(self, timeout_s: float) -> bool:
-        """Wait up to `timeout_s` for the consumer's thread (the consumer closed); whether it has ended."""
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
     def partition_states(self) -> str:
         """Each assigned partition as librdkafka last described it: fetch state, leader, next offset, the
         high watermark it knows (for diagnosing a consumer that stopped making progress)."""
@@ -413,7 +420,7 @@ class ReadTracker:
         return all(self._next.get(tp, 0) >= end for tp, end in ends.items() if end > 0)
 
 
-class GroupCommitConsumer(ReadTracker):
+class GroupCommitConsumer(ConsumerThread, ReadTracker):
     """A confluent-kafka consumer subscribed to `topics` as a member of `group_id`, committing synchronously
     (after each batch) the offset after the last record it read of each partition, on its own thread.
 
@@ -490,14 +497,3 @@ class GroupCommitConsumer(ReadTracker):
     def caught_up(self, ends: Mapping[tuple[str, int], int]) -> bool:
         with self._lock:
             return super().caught_up(ends)
-
-    def abort(self) -> None:
-        self._stop.set()
-
-    def join(self, timeout_s: float) -> bool:
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
