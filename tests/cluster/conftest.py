@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +38,23 @@ def cluster(zk_connect: str, tmp_path: Path) -> Iterator[Callable[..., LocalClus
         for local in started:
             for broker_id in local.broker_ids():
                 local.stop_broker(broker_id, hard=True)
+
+
+@contextmanager
+def module_cluster(
+    zookeeper_server: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    overrides: dict[str, Any],
+    brokers: int = 3,
+) -> Iterator[LocalCluster]:
+    """A cluster a test module shares: `brokers` brokers with `overrides` on a chroot of its own of the
+    session's ZooKeeper; every broker killed afterwards."""
+    connect = f"{zookeeper_server.connect_string}/kafkaops-{name}-{time.time_ns()}"
+    local = LocalCluster(tmp_path_factory.mktemp(f"{name}-cluster"))
+    try:
+        local.up(brokers=brokers, zookeeper_connect=connect, broker_overrides=overrides)
+        yield local
+    finally:
+        for broker_id in local.broker_ids():
+            local.stop_broker(broker_id, hard=True)

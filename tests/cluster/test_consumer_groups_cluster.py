@@ -30,7 +30,7 @@ from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk.client import KafkaZkClient
 from tests.cluster.clients_util import bootstrap_of, confluent_produce, make_records, wait_partitions
-from tests.cluster.conftest import FAST
+from tests.cluster.conftest import FAST, module_cluster
 
 SETTINGS = {
     **FAST,
@@ -42,14 +42,8 @@ SESSION_MS = 6000
 
 @pytest.fixture(scope="module")
 def groups_cluster(zookeeper_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    connect = f"{zookeeper_server.connect_string}/kafkaops-consumer-groups-{time.time_ns()}"
-    local = LocalCluster(tmp_path_factory.mktemp("consumer-groups-cluster"))
-    try:
-        local.up(brokers=3, zookeeper_connect=connect, broker_overrides=SETTINGS)
+    with module_cluster(zookeeper_server, tmp_path_factory, "consumer-groups", SETTINGS) as local:
         yield local
-    finally:
-        for broker_id in local.broker_ids():
-            local.stop_broker(broker_id, hard=True)
 
 
 @pytest.fixture(scope="module")

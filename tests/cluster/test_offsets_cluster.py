@@ -36,7 +36,7 @@ from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition as KTopicPartition
 from tests.cluster.clients_util import bootstrap_of, leader_of, log_batches, log_dir, wait_partitions
-from tests.cluster.conftest import FAST
+from tests.cluster.conftest import FAST, module_cluster
 
 OFFSETS_PARTITIONS = 3
 SETTINGS = {
@@ -48,14 +48,8 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def offsets_cluster(zookeeper_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    connect = f"{zookeeper_server.connect_string}/kafkaops-offsets-{time.time_ns()}"
-    local = LocalCluster(tmp_path_factory.mktemp("offsets-cluster"))
-    try:
-        local.up(brokers=3, zookeeper_connect=connect, broker_overrides=SETTINGS)
+    with module_cluster(zookeeper_server, tmp_path_factory, "offsets", SETTINGS) as local:
         yield local
-    finally:
-        for broker_id in local.broker_ids():
-            local.stop_broker(broker_id, hard=True)
 
 
 @pytest.fixture(scope="module")
