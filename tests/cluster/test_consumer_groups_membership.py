@@ -49,7 +49,7 @@ from tests.cluster.clients_util import (
     make_records,
     wait_partitions,
 )
-from tests.cluster.conftest import FAST
+from tests.cluster.conftest import FAST, module_cluster
 
 OFFSETS_PARTITIONS = 5
 GROUP_SETTINGS = {
@@ -81,18 +81,11 @@ class Groups:
 
 @pytest.fixture(scope="module")
 def groups(zookeeper_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Groups]:
-    connect = f"{zookeeper_server.connect_string}/kafkaops-groups-{uuid.uuid4().hex[:12]}"
-    local = LocalCluster(tmp_path_factory.mktemp("groups") / "cluster")
-    zk: KafkaZkClient | None = None
-    try:
-        local.up(brokers=3, zookeeper_connect=connect, broker_overrides={**FAST, **GROUP_SETTINGS})
-        zk = KafkaZkClient(connect)
+    with (
+        module_cluster(zookeeper_server, tmp_path_factory, "groups", {**FAST, **GROUP_SETTINGS}) as local,
+        KafkaZkClient(local.zookeeper_connect) as zk,
+    ):
         yield Groups(local, zk, all_bootstraps(local))
-    finally:
-        if zk is not None:
-            zk.close()
-        for broker_id in local.broker_ids():
-            local.stop_broker(broker_id, hard=True)
 
 
 # --- consumers on threads ------------------------------------------------------------------------------------

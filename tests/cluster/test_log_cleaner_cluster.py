@@ -8,7 +8,6 @@ One two-broker cluster for the file; each test has its own topic (small segments
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -21,7 +20,7 @@ from kafkaops.cluster.local.zookeeper import LocalZooKeeper
 from kafkaops.cluster.protocol.records import iter_batches, iter_records
 from kafkaops.cluster.zk.client import KafkaZkClient
 from tests.cluster.clients_util import Rec, bootstrap_of, confluent_consume, confluent_produce, wait_partitions
-from tests.cluster.conftest import FAST
+from tests.cluster.conftest import FAST, module_cluster
 
 COMPACTED = {
     "cleanup.policy": "compact",
@@ -39,25 +38,18 @@ OFFSETS_SEGMENT_BYTES = 16384
 def compaction_cluster(
     zookeeper_server: LocalZooKeeper, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LocalCluster, KafkaZkClient]]:
-    connect = f"{zookeeper_server.connect_string}/kafkaops-cleaner-{uuid.uuid4().hex[:12]}"
-    local = LocalCluster(tmp_path_factory.mktemp("cleaner") / "cluster")
-    zk = None
-    try:
-        overrides = {
-            **FAST,
-            "log.cleaner.backoff.ms": 200,
-            "offsets.topic.num.partitions": 1,
-            "offsets.topic.replication.factor": 2,
-            "offsets.topic.segment.bytes": OFFSETS_SEGMENT_BYTES,
-        }
-        local.up(brokers=2, zookeeper_connect=connect, broker_overrides=overrides)
-        zk = KafkaZkClient(connect)
+    overrides = {
+        **FAST,
+        "log.cleaner.backoff.ms": 200,
+        "offsets.topic.num.partitions": 1,
+        "offsets.topic.replication.factor": 2,
+        "offsets.topic.segment.bytes": OFFSETS_SEGMENT_BYTES,
+    }
+    with (
+        module_cluster(zookeeper_server, tmp_path_factory, "cleaner", overrides, brokers=2) as local,
+        KafkaZkClient(local.zookeeper_connect) as zk,
+    ):
         yield local, zk
-    finally:
-        if zk is not None:
-            zk.close()
-        for broker_id in local.broker_ids():
-            local.stop_broker(broker_id, hard=True)
 
 
 def replica_entries(local: LocalCluster, broker_id: int, topic: str) -> tuple[list[Entry], int] | None:
