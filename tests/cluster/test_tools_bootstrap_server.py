@@ -65,6 +65,13 @@ class Tools:
         )
         assert result.exit_code == 0, result.stderr
         wait_partitions(self.zk, topic, len(assignment.split(",")))
+        # every replica's directory, or a later snapshot() sees a slow follower's LeaderAndIsr land mid-test
+        wanted = [
+            (self.local.broker_dir(int(broker)), f"*/{topic}-{partition}")
+            for partition, replicas in enumerate(assignment.split(","))
+            for broker in replicas.split(":")
+        ]
+        wait_for(lambda: all(any(d.is_dir() for d in root.glob(name)) for root, name in wanted))
 
 
 ADMIN_API_KEYS = (19, 20, 32, 33, 37, 44, 45, 46)
