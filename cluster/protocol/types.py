@@ -167,6 +167,18 @@ NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
 RECORDS = _Bytes("RECORDS", nullable=True)
 
 
+class SharedArray(list[Any]):
+    """An array value that several requests carry (an UpdateMetadata's partition states, the same for
+    every broker): the first encode of it at a version is kept and the others reuse those bytes. It must
+    not change once a request holding it is queued."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.encoded: dict[Type, bytes] = {}
+
+
 class Array(Type):
     """ARRAY(elem): an INT32 count, then the elements. A nullable array reads count -1 as None."""
 
@@ -187,9 +199,20 @@ class Array(Type):
         if self._fmt is not None:
             out.append(struct.pack(f">i{len(value)}{self._fmt}", len(value), *value))
             return
+        if type(value) is SharedArray:
+            out.append(self._encoded_once(value))
+            return
         out.append(_I32.pack(len(value)))
         for item in value:
             self.elem.encode(item, out)
+
+    def _encoded_once(self, value: SharedArray) -> bytes:
+        encoded = value.encoded.get(self)
+        if encoded is None:  # two send threads may both get here: they make the same bytes
+            parts: list[bytes] = []
+            self.encode(list(value), parts)
+            encoded = value.encoded[self] = b"".join(parts)
+        return encoded
 
     def decode(self, buf: Buffer, offset: int) -> tuple[list[Any] | None, int]:
         (count,) = unpack(_I32, buf, offset)
@@ -409,6 +432,9 @@ class CompactArray(Array):
             if not self.nullable:
                 raise EncodeError(f"{self.name} cannot be null")
             out.append(b"\x00")
+            return
+        if type(value) is SharedArray:
+            out.append(self._encoded_once(value))
             return
         out.append(_varint(len(value) + 1))
         if self._fmt is not None:
