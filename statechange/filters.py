@@ -388,7 +388,12 @@ def topic_accept(topic: str, partitions: frozenset[int]) -> Accept:
     ASCII, so bytes match as the decoded text does (a non-ASCII byte, like a replaced character, is in
     none of their classes)."""
     name = topic.encode()
-    forms = [(patterns.compile_bytes(pattern).match, before) for pattern, before in patterns.topic_partition(topic)]
+    # by the character before the name: the forms that can match there, and where they start
+    forms: dict[int, list[tuple[Callable[[bytes, int], re.Match[bytes] | None], int]]] = {}
+    for pattern, width, chars in patterns.topic_partition(topic):
+        match = patterns.compile_bytes(pattern).match
+        for char in chars.encode():
+            forms.setdefault(char, []).append((match, width))
 
     def accept(orphan: bool, text: bytes) -> bool:
         end = text.find(b"\n")
@@ -398,8 +403,8 @@ def topic_accept(topic: str, partitions: frozenset[int]) -> Accept:
         message = raw_message(line, orphan)
         at = message.find(name)
         while at >= 0:
-            for match, before in forms:
-                found = match(message, at - before) if at >= before else None
+            for match, width in forms.get(message[at - 1], ()) if at else ():
+                found = match(message, at - width) if at >= width else None
                 if found is not None and (not partitions or int(found.group(1)) in partitions):
                     return True
             at = message.find(name, at + 1)
