@@ -356,7 +356,11 @@ def raw_plan(spec: EntryFilter) -> RawPlan:
     return RawPlan(low, high, topic, literal or b"", accept)
 
 
-_HEADER_BYTES = patterns.compile_bytes(patterns.HEADER)
+@functools.cache
+def _header_bytes() -> re.Pattern[bytes]:
+    return patterns.compile_bytes(patterns.HEADER)  # on first use: every command pays for an import
+
+
 _LEVEL_PREFIXES = tuple(level.encode() + b" " for level in patterns.LEVELS)
 _LOGGER_SUFFIX = b" (state.change.logger)"
 
@@ -378,7 +382,7 @@ def raw_message(line: bytes, orphan: bool) -> bytes:
             start += 1
         if start <= end:
             return line[start:end]
-    match = _HEADER_BYTES.match(line)
+    match = _header_bytes().match(line)
     return line if match is None else match.group(patterns.HEADER_MESSAGE)
 
 
