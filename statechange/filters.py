@@ -361,27 +361,22 @@ def _header_bytes() -> re.Pattern[bytes]:
     return patterns.compile_bytes(patterns.HEADER)  # on first use: every command pays for an import
 
 
-_LEVEL_PREFIXES = tuple(level.encode() + b" " for level in patterns.LEVELS)
-_LOGGER_SUFFIX = b" (state.change.logger)"
+_KAFKA_LAYOUT = re.compile(
+    rb"\[.{23}\] (?:" + "|".join(patterns.LEVELS).encode() + rb") ++(.*) \(state\.change\.logger\)", re.DOTALL
+)
+"""A first line in Kafka's layout, `[timestamp] LEVEL message (state.change.logger)`, group 1 its message as
+`patterns.HEADER` reads it: the spaces after the level are all taken (possessive, as HEADER's greedy ` +`
+never gives one back) and the logger ends the line (the rightmost ` (logger)`, as HEADER backs off to)."""
 
 
 def raw_message(line: bytes, orphan: bool) -> bytes:
-    """`parse.parse_first_line(line)`'s message, on bytes (the line without its terminator): by hand for
-    Kafka's layout `[timestamp] LEVEL message (state.change.logger)`, else by `patterns.HEADER`."""
+    """`parse.parse_first_line(line)`'s message, on bytes (the line without its terminator): by
+    `_KAFKA_LAYOUT` for Kafka's layout, else by `patterns.HEADER`."""
     if orphan:
         return line
-    start = patterns.KEY_WIDTH + 1
-    end = len(line) - len(_LOGGER_SUFFIX)
-    if (
-        line[patterns.KEY_WIDTH : start] == b" "
-        and line.startswith(_LEVEL_PREFIXES, start)
-        and line.endswith(_LOGGER_SUFFIX)
-    ):
-        start = line.index(b" ", start)
-        while start < len(line) and line[start] == 32:
-            start += 1
-        if start <= end:
-            return line[start:end]
+    kafka = _KAFKA_LAYOUT.fullmatch(line)
+    if kafka is not None:
+        return kafka.group(1)
     match = _header_bytes().match(line)
     return line if match is None else match.group(patterns.HEADER_MESSAGE)
 

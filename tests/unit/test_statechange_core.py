@@ -290,3 +290,22 @@ def test_topic_accept_on_the_forms(message: str, topic: str, partitions: frozens
     spec = EntryFilter(topic=topic, partitions=partitions)
     raw = f"[{stamp(0)}] TRACE {message} (state.change.logger)".encode()
     assert topic_accept(topic, partitions)(False, raw) == fields_match(spec, parse.entry_key(raw), raw)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["[", "]", " ", "  ", "INFO", "TRACE", "x", "(state.change.logger)", "(a)", "[t]", "\xe9", "\t"]
+        ),
+        max_size=8,
+    )
+)
+def test_raw_message_equals_the_parsed_message(tokens: list[str]) -> None:
+    for line in (
+        f"[{stamp(0)}]" + "".join(tokens),
+        f"[{stamp(0)}] INFO" + "".join(tokens),
+        f"{stamp(0)} " + "".join(tokens),
+    ):
+        expected = parse.parse_first_line(line)[2]
+        assert filters.raw_message(line.encode(), False).decode() == expected, line
