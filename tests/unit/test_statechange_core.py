@@ -309,3 +309,23 @@ def test_raw_message_equals_the_parsed_message(tokens: list[str]) -> None:
     ):
         expected = parse.parse_first_line(line)[2]
         assert filters.raw_message(line.encode(), False).decode() == expected, line
+
+
+REAL_LOGS = Path(__file__).resolve().parents[2].parent / "shared" / "kafka-logs"  # ../shared beside the repository
+
+
+@needs_core
+@pytest.mark.parametrize(
+    "spec",
+    [
+        EntryFilter(),
+        EntryFilter(topic="test"),
+        EntryFilter(topic="ad-events", partitions=frozenset({0})),
+        EntryFilter(start="2018-11-05 12:00:00,000"),
+    ],
+)
+def test_core_on_the_real_logs_of_every_version(spec: EntryFilter) -> None:
+    """Kafka 0.8.2 to 4.0 (and Strimzi's layout), each file a stream as the CLI makes them."""
+    streams = [[path] for path in sorted(REAL_LOGS.glob("*.log"))]
+    assert streams
+    assert core_merge(streams, spec, block_size=4096) == python_merge(streams, spec, block_size=4096)
