@@ -82,9 +82,10 @@ def _binary_output(path: str | None) -> Iterator[BinaryIO]:
 def merge_local(
     streams: Sequence[Sequence[str]], spec: EntryFilter, output: MergeFormat, annotate: bool, out: BinaryIO
 ) -> int:
-    """Run the streaming engine (its compiled core for text output, when built); returns the number of
-    entries written."""
-    core = compiled_core() if output is MergeFormat.text and not annotate else None
+    """Run the streaming engine (its compiled core, when built, for text output and the filters it does
+    faster: `filters.raw_plan_pays`); returns the number of entries written."""
+    fast = output is MergeFormat.text and not annotate and filters.raw_plan_pays(spec)
+    core = compiled_core() if fast else None
     if core is not None:
         merged = TextMerge(core, streams, filters.raw_plan(spec))
         for chunk in merged:

@@ -361,6 +361,16 @@ def _header_bytes() -> re.Pattern[bytes]:
     return patterns.compile_bytes(patterns.HEADER)  # on first use: every command pays for an import
 
 
+def raw_plan_pays(spec: EntryFilter) -> bool:
+    """Whether an engine running `raw_plan(spec)` beats the block-wise `entry_selector`: not when its
+    `accept` parses the fields of every entry in the window (--level, --broker, --controller-epoch) or
+    searches every one (a --grep pattern without a required literal), one call per entry instead of
+    one per block."""
+    if spec.levels or spec.brokers or spec.controller_epochs:
+        return False
+    return spec.grep is None or required_literal(compile_grep(spec.grep)) is not None
+
+
 _KAFKA_LAYOUT = re.compile(
     rb"\[.{23}\] (?:" + "|".join(patterns.LEVELS).encode() + rb") ++(.*) \(state\.change\.logger\)", re.DOTALL
 )

@@ -329,3 +329,11 @@ def test_core_on_the_real_logs_of_every_version(spec: EntryFilter) -> None:
     streams = [[path] for path in sorted(REAL_LOGS.glob("*.log"))]
     assert streams
     assert core_merge(streams, spec, block_size=4096) == python_merge(streams, spec, block_size=4096)
+
+
+def test_raw_plan_pays_where_it_needs_no_parse_per_entry() -> None:
+    assert filters.raw_plan_pays(EntryFilter(topic="a", partitions=frozenset({1}), start=stamp(0), end=stamp(9)))
+    assert filters.raw_plan_pays(EntryFilter(grep=r"correlationId 5\d"))
+    assert not filters.raw_plan_pays(EntryFilter(grep=r"(?i)error"))
+    assert not filters.raw_plan_pays(EntryFilter(topic="a", levels=frozenset({"INFO"})))
+    assert not filters.raw_plan_pays(EntryFilter(brokers=frozenset({1})))
