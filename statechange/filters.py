@@ -336,20 +336,28 @@ def int_key(timestamp: str) -> int:
 def raw_plan(spec: EntryFilter) -> RawPlan:
     """The plan that keeps the same entries as `entry_selector(spec)`: the time window on int keys (any
     bound drops orphans, as `[timestamp]` bounds do), the topic as a literal of the first line, a --grep
-    pattern's required literal in the text; then the topic exactly on the raw message
-    (`topic_accept`), or, for --grep and the parsed-field filters, `entry_selector` itself on the entry."""
+    pattern's required literal in the text; then the topic exactly on the raw message (`topic_accept`)
+    and the --grep pattern on the entry's text, or, with the parsed-field filters, `entry_selector`
+    itself on the entry."""
     bounded = spec.start is not None or spec.end is not None
     low = (int_key(spec.start) if spec.start is not None else 0) if bounded else ORPHAN_INT_KEY
     high = int_key(spec.end) if spec.end is not None else NO_INT_BOUND
     topic = spec.topic.encode() if spec.topic is not None else b""
     literal = required_literal(compile_grep(spec.grep)) if spec.grep is not None else None
     accept: Accept | None = None
-    if spec.grep is not None or spec.brokers or spec.controller_epochs or spec.levels:
+    if spec.brokers or spec.controller_epochs or spec.levels:
         select = entry_selector(spec)
         assert select is not None
 
         def accept(orphan: bool, text: bytes) -> bool:
             return bool(select([ORPHAN_KEY if orphan else entry_key(text)], [text]))
+
+    elif spec.grep is not None:
+        search = compile_grep(spec.grep).search
+        named = topic_accept(spec.topic, spec.partitions) if spec.topic is not None else None
+
+        def accept(orphan: bool, text: bytes) -> bool:
+            return search(entry_text(text)) is not None and (named is None or named(orphan, text))
 
     elif spec.topic is not None:
         accept = topic_accept(spec.topic, spec.partitions)
