@@ -53,7 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from kafkaops.cluster.common.errors import (
     CorruptMessageError,
@@ -81,6 +81,7 @@ from .checkpoints import (
 )
 from .config import LogConfig
 from .epoch_cache import LeaderEpochCache
+from .file_records import FileRecords
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, AppendedBatch, LogSegment, TimestampOffset
 from .segment_swap import (
     CLEANED_FILE_SUFFIX,
@@ -144,6 +145,16 @@ class LogReadResult:
     """Whole batches as stored, and the log's offsets when they were read."""
 
     records: bytes
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileReadResult:
+    """`LogReadResult` with the batches left in their file (b"" for none)."""
+
+    records: FileRecords | bytes
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
@@ -644,8 +655,27 @@ class Log:
 
         Raises OffsetOutOfRangeError below the log start offset or above the LEO; the LEO itself reads
         empty."""
+        records, result = self._read(fetch_offset, max_bytes, max_offset, min_one_batch, LogSegment.read)
+        return LogReadResult(cast(bytes, records), *result)  # LogSegment.read makes bytes only
+
+    def read_file_records(
+        self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, *, min_one_batch: bool = True
+    ) -> FileReadResult:
+        """`read`, the batches left in their file (a `FileRecords` slice for the network layer to send
+        with sendfile; b"" when there are none). Raises as `read`."""
+        records, result = self._read(fetch_offset, max_bytes, max_offset, min_one_batch, LogSegment.read_file_records)
+        return FileReadResult(records, *result)
+
+    def _read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        max_offset: int | None,
+        min_one_batch: bool,
+        read: Callable[[LogSegment, int, int, int | None, bool], FileRecords | bytes | None],
+    ) -> tuple[FileRecords | bytes, tuple[int, int, int]]:
         with self._lock, self._io("read"):
-            records = b""
+            records: FileRecords | bytes = b""
             if fetch_offset < self._log_start_offset or fetch_offset > self._log_end_offset:
                 raise OffsetOutOfRangeError(
                     f"Received request for offset {fetch_offset} for partition {self.name}, but we only have "
@@ -654,11 +684,11 @@ class Log:
             if fetch_offset < self._log_end_offset:
                 first = self._segment_index(fetch_offset)
                 for segment in self._segments[first:]:
-                    data = segment.read(fetch_offset, max_bytes, max_offset, min_one_batch)
+                    data = read(segment, fetch_offset, max_bytes, max_offset, min_one_batch)
                     if data is not None:
                         records = data
                         break
-            return LogReadResult(records, self._log_start_offset, self._log_end_offset, self._high_watermark)
+            return records, (self._log_start_offset, self._log_end_offset, self._high_watermark)
 
     def batch_headers(self, start_offset: int = 0) -> list[BatchHeader]:
         """The headers of every batch from the segment holding `start_offset` on (the broker rebuilds its

@@ -33,6 +33,7 @@ from kafkaops.cluster.protocol.records import (
 
 from .checkpoints import fsync_path
 from .epoch_cache import LeaderEpochCache
+from .file_records import FileRecords
 from .index import OffsetIndex, TimeIndex
 
 log = logging.getLogger(__name__)
@@ -211,6 +212,26 @@ class LogSegment:
 
         Both ends are found through the index and a walk of at most about `index.interval.bytes` of
         headers each; the bytes between are read without being parsed (they were checked on append)."""
+        found = self._read_range(offset, max_bytes, max_offset, min_one_batch)
+        if found is None:
+            return None
+        start, end = found
+        return _pread(self._file(), end - start, start) if end > start else b""
+
+    def read_file_records(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> FileRecords | bytes | None:
+        """`read`'s batches as a slice of the file, unread (Kafka's `FileRecords.slice`); b"" for none."""
+        found = self._read_range(offset, max_bytes, max_offset, min_one_batch)
+        if found is None:
+            return None
+        start, end = found
+        return FileRecords(self._file(), start, end - start) if end > start else b""
+
+    def _read_range(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> tuple[int, int] | None:
+        """The positions [start, end) `read` returns the bytes of."""
         found = self.translate_offset(offset)
         if found is None:
             return None
@@ -223,7 +244,7 @@ class LogSegment:
         limit = first.size if min_one_batch and first.size > max_bytes else max_bytes
         if end - start > limit:
             end = self._last_boundary(start, start + limit)
-        return _pread(self._file(), end - start, start) if end > start else b""
+        return start, end
 
     def _last_boundary(self, start: int, bound: int) -> int:
         """The end of the last whole batch in [start, bound), given that bound < the segment's size."""

@@ -31,9 +31,11 @@ from __future__ import annotations
 import struct
 import uuid
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, cast
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
+
+from .records_send import TransferableRecords
 
 Buffer = bytes | bytearray | memoryview
 
@@ -162,9 +164,23 @@ class _Bytes(Type):
 
 BYTES = _Bytes("BYTES", nullable=False)
 NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
-# A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because the
-# broker stores batches as received and never needs them decoded while handling the request.
-RECORDS = _Bytes("RECORDS", nullable=True)
+
+
+class _Records(_Bytes):
+    """A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because
+    the broker stores batches as received and never needs them decoded while handling the request. A value
+    that is a slice of a file (`TransferableRecords`) goes into the output list as is, for the network layer
+    to send from its file (records_send.response_parts): only its size is written here."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_I32.pack(len(value)))
+            out.append(cast(bytes, value))
+            return
+        super().encode(value, out)
+
+
+RECORDS = _Records("RECORDS", nullable=True)
 
 
 class Array(Type):
@@ -393,7 +409,20 @@ class _CompactBytes(_Bytes):
 
 COMPACT_BYTES = _CompactBytes("COMPACT_BYTES", nullable=False)
 COMPACT_NULLABLE_BYTES = _CompactBytes("COMPACT_NULLABLE_BYTES", nullable=True)
-COMPACT_RECORDS = _CompactBytes("COMPACT_RECORDS", nullable=True)
+
+
+class _CompactRecords(_CompactBytes):
+    """COMPACT_RECORDS: a slice of a file as in RECORDS (`_Records`)."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_varint(len(value) + 1))
+            out.append(cast(bytes, value))
+            return
+        super().encode(value, out)
+
+
+COMPACT_RECORDS = _CompactRecords("COMPACT_RECORDS", nullable=True)
 
 
 class CompactArray(Array):
