@@ -63,7 +63,13 @@ from kafkaops.cluster.protocol.messages import (
     encode_response_parts,
     is_unsupported_api_versions,
 )
-from kafkaops.cluster.protocol.records_send import TransferableRecords, close_parts, has_transferable, parts_size
+from kafkaops.cluster.protocol.records_send import (
+    TransferableRecords,
+    close_parts,
+    has_transferable,
+    materialize,
+    parts_size,
+)
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import EndPoint
 from kafkaops.cluster.zk.znodes import sanitize_entity_name
@@ -134,14 +140,14 @@ async def send_response(
     they are read and written as bytes (the one place deciding this). A slice that came back shorter than
     promised (its file was truncated since) raises CorruptMessageError: the frame is broken, and the
     connection is closed, as Kafka closes it."""
-    if api_key != ApiKey.FETCH or not listener.sends_from_files:
+    if api_key != ApiKey.FETCH:
         write_frame(writer, encode_response(api_key, version, correlation_id, body))
         await writer.drain()
         return
     parts = encode_response_parts(api_key, version, correlation_id, body)
     try:
-        if not has_transferable(parts):
-            write_frame(writer, b"".join(cast(list[bytes], parts)))
+        if not listener.sends_from_files or not has_transferable(parts):
+            write_frame(writer, materialize(parts))
         else:
             writer.write(FRAME_SIZE.pack(parts_size(parts)))
             for part in parts:
