@@ -67,7 +67,7 @@ from kafkaops.cluster.common.errors import (
     RecordListTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from kafkaops.cluster.protocol.records import BatchHeader, iter_batches, patch_batch
+from kafkaops.cluster.protocol.records import PATCHED_PREFIX, BatchHeader, iter_batches, patched_prefix
 from kafkaops.cluster.protocol.types import Buffer
 
 from .checkpoints import (
@@ -502,8 +502,8 @@ class Log:
 
         Raises CorruptMessageError, InvalidRecordError, MessageTooLargeError, RecordListTooLargeError,
         LogDirFailureError (see the module docstring)."""
-        buf = bytearray(records)
-        headers = [batch.header for batch in iter_batches(buf, allow_truncated_tail=True)]
+        view = memoryview(records)
+        headers = [batch.header for batch in iter_batches(view, allow_truncated_tail=True)]
         for header in headers:
             if header.size > self.config.max_message_bytes:
                 raise MessageTooLargeError(
@@ -517,14 +517,18 @@ class Log:
                 return self._nothing_appended()
             offset = first_offset = self._log_end_offset
             batches: list[AppendedBatch] = []
+            # Each batch goes to the file as its patched prefix (the leader's offsets and epoch) and the rest
+            # of the received bytes, unmoved: one pwritev, no copy of the request's buffer.
+            pieces: list[Buffer] = []
             position = 0
             for header in headers:
-                patch_batch(buf, position, base_offset=offset, partition_leader_epoch=leader_epoch)
+                pieces.append(patched_prefix(header, base_offset=offset, partition_leader_epoch=leader_epoch))
+                pieces.append(view[position + PATCHED_PREFIX : position + header.size])
                 batches.append((offset + header.last_offset_delta, header.max_timestamp, header.size))
                 position += header.size
                 offset += header.last_offset_delta + 1
             epoch_starts = [(leader_epoch, first_offset)] if leader_epoch >= 0 else []
-            return self._append(memoryview(buf)[:position], batches, first_offset, epoch_starts)
+            return self._append(pieces, position, batches, first_offset, epoch_starts)
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
         """Append the leader's batches byte for byte; their partition leader epochs feed the epoch cache.
@@ -562,21 +566,23 @@ class Log:
                 if header.partition_leader_epoch >= 0 and header.partition_leader_epoch != previous_epoch:
                     epoch_starts.append((header.partition_leader_epoch, header.base_offset))
                 previous_epoch = header.partition_leader_epoch
-            return self._append(view[:size], batches, first_offset, epoch_starts)
+            return self._append([view[:size]], size, batches, first_offset, epoch_starts)
 
     def _nothing_appended(self) -> LogAppendInfo:
         return LogAppendInfo(-1, -1, -1, -1, 0, 0, self._log_start_offset)
 
     def _append(
         self,
-        data: memoryview,
+        pieces: Sequence[Buffer],
+        size: int,
         batches: list[AppendedBatch],
         first_offset: int,
         epoch_starts: list[tuple[int, int]],
     ) -> LogAppendInfo:
-        if len(data) > self.config.segment_bytes:
+        """Append `size` bytes, `pieces` back to back: the `batches`."""
+        if size > self.config.segment_bytes:
             raise RecordListTooLargeError(
-                f"Message batch size is {len(data)} bytes in append to partition {self.name} which exceeds the "
+                f"Message batch size is {size} bytes in append to partition {self.name} which exceeds the "
                 f"maximum configured segment size of {self.config.segment_bytes}."
             )
         max_timestamp, offset_of_max_timestamp = -1, first_offset
@@ -586,7 +592,7 @@ class Log:
         last_offset = batches[-1][0]
         segment = self._segments[-1]
         if segment.should_roll(
-            append_size=len(data),
+            append_size=size,
             max_timestamp=max_timestamp,
             max_offset=last_offset,
             now_ms=self._now_ms(),
@@ -599,7 +605,7 @@ class Log:
         # A list, not a generator: every batch's epoch is assigned, not only up to the first change.
         if any([self._epochs.assign(epoch, start) for epoch, start in epoch_starts]) or self._epochs_unwritten:
             self._write_epochs()
-        segment.append(data, batches)
+        segment.append(pieces, size, batches)
         self._log_end_offset = last_offset + 1
         return LogAppendInfo(
             first_offset,
@@ -607,7 +613,7 @@ class Log:
             max_timestamp,
             offset_of_max_timestamp,
             len(batches),
-            len(data),
+            size,
             self._log_start_offset,
         )
 

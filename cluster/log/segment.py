@@ -30,6 +30,7 @@ from kafkaops.cluster.protocol.records import (
     iter_records,
     read_header,
 )
+from kafkaops.cluster.protocol.types import Buffer
 
 from .checkpoints import fsync_path
 from .epoch_cache import LeaderEpochCache
@@ -45,6 +46,8 @@ INT32_MAX = 2**31 - 1
 
 _SCAN_CHUNK = 16 * 1024
 """Header walks read this much at a time: a few index intervals of headers per read."""
+_IOV_MAX = 1024
+"""Linux's limit on the buffers of one `pwritev` (an append of more pieces is joined first)."""
 _RECOVERY_CHUNK = 8 * 1024 * 1024
 """Recovery validates this much at a time (grown for a batch that does not fit)."""
 
@@ -285,13 +288,19 @@ class LogSegment:
 
     # --- writing ---------------------------------------------------------------------------------------
 
-    def append(self, data: memoryview, batches: Sequence[AppendedBatch]) -> None:
-        """Write `data` (the `batches`, back to back) at the end, then index them."""
+    def append(self, pieces: Sequence[Buffer], size: int, batches: Sequence[AppendedBatch]) -> None:
+        """Write `pieces` (`size` bytes: the `batches`, back to back) at the end with one `pwritev`, then
+        index them."""
         position = self.size
-        written = 0
         try:
-            while written < len(data):
-                written += os.pwrite(self._file(), data[written:], position + written)
+            fd = self._file()
+            if len(pieces) > _IOV_MAX:
+                pieces = [b"".join(pieces)]
+            written = os.pwritev(fd, pieces, position) if len(pieces) > 1 else os.pwrite(fd, pieces[0], position)
+            if written < size:  # a short write (rare on a file): the rest, from where it stopped
+                rest = memoryview(b"".join(pieces))
+                while written < size:
+                    written += os.pwrite(fd, rest[written:], position + written)
         except OSError:
             # Leave no torn batch behind if the disk allows it; the log goes offline either way.
             try:

@@ -151,7 +151,7 @@ class _Bytes(Type):
         out.append(_I32.pack(len(value)))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         (size,) = unpack(_I32, buf, offset)
         offset += 4
         if size < 0:
@@ -166,6 +166,15 @@ BYTES = _Bytes("BYTES", nullable=False)
 NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
 
 
+def _records_view(buf: Buffer, offset: int, end: int) -> tuple[Buffer, int]:
+    """A RECORDS value as a view of the frame it came in, not a copy: a Produce's batch goes from the
+    request's buffer to the log file as it is (Log.append_as_leader), a follower's fetched batches too. Only
+    an immutable buffer is shared (a bytearray could change under the view, or be unable to resize)."""
+    if isinstance(buf, bytes) or (isinstance(buf, memoryview) and buf.readonly):
+        return memoryview(buf)[offset:end], end
+    return bytes(buf[offset:end]), end
+
+
 class _Records(_Bytes):
     """A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because
     the broker stores batches as received and never needs them decoded while handling the request. A value
@@ -178,6 +187,15 @@ class _Records(_Bytes):
             out.append(cast(bytes, value))
             return
         super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        (size,) = unpack(_I32, buf, offset)
+        offset += 4
+        if size == -1:
+            return None, offset
+        if size < 0:
+            raise CorruptMessageError(f"{self.name} with length {size}")
+        return _records_view(buf, offset, _take(buf, offset, size))
 
 
 RECORDS = _Records("RECORDS", nullable=True)
@@ -397,7 +415,7 @@ class _CompactBytes(_Bytes):
         out.append(_varint(len(value) + 1))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         size, offset = _read_varint(buf, offset)
         if size == 0:
             if self.nullable:
@@ -420,6 +438,12 @@ class _CompactRecords(_CompactBytes):
             out.append(cast(bytes, value))
             return
         super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        size, offset = _read_varint(buf, offset)
+        if size == 0:
+            return None, offset
+        return _records_view(buf, offset, _take(buf, offset, size - 1))
 
 
 COMPACT_RECORDS = _CompactRecords("COMPACT_RECORDS", nullable=True)
