@@ -164,12 +164,18 @@ async def _send_file_records(writer: asyncio.StreamWriter, records: Transferable
     """`records` onto the connection after what is queued on it, with sendfile where the event loop has
     it (asyncio's selector loop), else read and written."""
     size = len(records)
+    sendfile = getattr(asyncio.get_running_loop(), "sendfile", None)  # an event loop may lack it (uvloop)
     try:
-        sent = await asyncio.get_running_loop().sendfile(
-            writer.transport, cast(IO[bytes], records), records.position, size, fallback=False
-        )
+        if sendfile is None:
+            raise NotImplementedError
+        sent = await sendfile(writer.transport, cast(IO[bytes], records), records.position, size, fallback=False)
     except (NotImplementedError, asyncio.SendfileNotAvailableError):
         writer.write(records.read_bytes())
+        return
+    except RuntimeError:
+        if writer.transport.is_closing():
+            raise
+        writer.write(records.read_bytes())  # a transport without native sendfile
         return
     if sent != size:
         raise CorruptMessageError(f"Size of FileRecords has been truncated during write: {sent} of {size} bytes sent")
