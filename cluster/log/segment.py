@@ -14,6 +14,7 @@ owning log's lock covers it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -46,6 +47,8 @@ INT32_MAX = 2**31 - 1
 
 _SCAN_CHUNK = 16 * 1024
 """Header walks read this much at a time: a few index intervals of headers per read."""
+MIN_FILE_RECORDS_BYTES = 32 * 1024
+"""Reads smaller than this go into a Fetch response as bytes, not as a file slice (`read_file_records`)."""
 _IOV_MAX = 1024
 """Linux's limit on the buffers of one `pwritev` (an append of more pieces is joined first)."""
 _RECOVERY_CHUNK = 8 * 1024 * 1024
@@ -224,12 +227,24 @@ class LogSegment:
     def read_file_records(
         self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
     ) -> FileRecords | bytes | None:
-        """`read`'s batches as a slice of the file, unread (Kafka's `FileRecords.slice`); b"" for none."""
+        """`read`'s batches as a slice of the file, unread (Kafka's `FileRecords.slice`); b"" for none.
+
+        A slice holds a descriptor until its response is sent, so small reads, where copying costs nothing
+        worth saving, are read as bytes: a fetch of thousands of partitions with a few records each does
+        not hold thousands of descriptors. Out of descriptors, the read is made as bytes too."""
         found = self._read_range(offset, max_bytes, max_offset, min_one_batch)
         if found is None:
             return None
         start, end = found
-        return FileRecords(self._file(), start, end - start) if end > start else b""
+        size = end - start
+        if size < MIN_FILE_RECORDS_BYTES:
+            return _pread(self._file(), size, start) if size > 0 else b""
+        try:
+            return FileRecords(self._file(), start, size)
+        except OSError as error:
+            if error.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            return _pread(self._file(), size, start)
 
     def _read_range(
         self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool

@@ -8,6 +8,7 @@ both must put on the wire exactly the bytes `encode_response` gives for the same
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import ssl
 from pathlib import Path
@@ -32,7 +33,7 @@ TLS = Listener("SSL", "SSL", ssl_context=ssl.create_default_context())
 
 
 def filled_log(directory: Path, partition: int, batches: int) -> Log:
-    log = Log(directory / f"orders-{partition}", LogConfig(segment_bytes=64 * 1024))
+    log = Log(directory / f"orders-{partition}", LogConfig(segment_bytes=256 * 1024))
     for n in range(batches):
         value = bytes([partition]) * (300 + 97 * n)
         log.append_as_leader(build_batch([Record(i, T0 + n, b"k", value) for i in range(5)]), 0)
@@ -53,11 +54,11 @@ def as_bytes(result: FetchResult) -> FetchResult:
     )
 
 
-def fetch_of(logs: list[Log], offsets: list[int], max_bytes: int) -> FetchResult:
-    """Partition i from offsets[i], 20 KB at most each, from logs that roll every 64 KiB."""
+def fetch_of(logs: list[Log], offsets: list[int], limits: list[int]) -> FetchResult:
+    """Partition i from offsets[i], limits[i] bytes at most, from logs that roll every 256 KiB."""
     answers = []
-    for partition, (log, offset) in enumerate(zip(logs, offsets, strict=True)):
-        read = log.read_file_records(offset, min(20_000, max_bytes), min_one_batch=partition == 0)
+    for partition, (log, offset, limit) in enumerate(zip(logs, offsets, limits, strict=True)):
+        read = log.read_file_records(offset, limit, min_one_batch=partition == 0)
         answers.append(FetchPartitionResult(TopicPartition("orders", partition), 0, 99, 0, read.records))
     return FetchResult(0, 0, answers)
 
@@ -96,14 +97,15 @@ async def sent_over_tcp(listener: Listener, version: int, body: dict[str, object
 def test_a_multi_partition_fetch_sends_the_bytes_the_copying_path_encodes(
     tmp_path: Path, listener: Listener, version: int
 ) -> None:
-    logs = [filled_log(tmp_path, p, 60) for p in range(3)]
+    logs = [filled_log(tmp_path, p, 60) for p in range(4)]
     try:
-        # partition 1 from an offset inside a later segment, partition 2 at its end (empty)
-        result = fetch_of(logs, [0, 151, logs[2].log_end_offset], 1 << 20)
-        assert [type(p.records) for p in result.partitions] == [FileRecords, FileRecords, bytes]
+        # partition 1 from an offset inside a later segment, partition 2 a small read (copied: below
+        # MIN_FILE_RECORDS_BYTES), partition 3 at its end (empty)
+        result = fetch_of(logs, [0, 151, 20, logs[3].log_end_offset], [100_000, 100_000, 10_000, 100_000])
+        assert [type(p.records) for p in result.partitions] == [FileRecords, FileRecords, bytes, bytes]
         expected = encode_response(ApiKey.FETCH, version, 7, responses.fetch_response(as_bytes(result)))
         assert asyncio.run(sent_over_tcp(listener, version, responses.fetch_response(result))) == expected
-        assert 10_000 < len(expected) < 45_000
+        assert 150_000 < len(expected) < 220_000
     finally:
         for log in logs:
             log.close()
@@ -112,7 +114,7 @@ def test_a_multi_partition_fetch_sends_the_bytes_the_copying_path_encodes(
 def test_the_response_size_counts_file_records_unread(tmp_path: Path) -> None:
     logs = [filled_log(tmp_path, p, 30) for p in range(2)]
     try:
-        result = fetch_of(logs, [0, 10], 1 << 20)
+        result = fetch_of(logs, [0, 10], [100_000, 100_000])
         expected = 4 + len(RESPONSES[ApiKey.FETCH].encode(responses.fetch_response(as_bytes(result)), 12))
         assert responses.fetch_response_size(result, 12) == expected
     finally:
@@ -122,9 +124,9 @@ def test_the_response_size_counts_file_records_unread(tmp_path: Path) -> None:
 
 def test_a_slice_outlives_its_segment_but_not_a_truncation(tmp_path: Path) -> None:
     log = filled_log(tmp_path, 0, 40)
-    slice_ = log.read_file_records(0, 5_000).records
+    slice_ = log.read_file_records(0, 50_000).records
     assert isinstance(slice_, FileRecords)
-    expected = log.read(0, 5_000).records
+    expected = log.read(0, 50_000).records
     segment_file = tmp_path / "orders-0" / "00000000000000000000.log"
     log.close()
     os.unlink(segment_file)  # retention or the cleaner removed the segment: the slice still reads it
@@ -133,12 +135,30 @@ def test_a_slice_outlives_its_segment_but_not_a_truncation(tmp_path: Path) -> No
 
     log = filled_log(tmp_path / "again", 0, 40)
     try:
-        result = fetch_of([log], [0], 1 << 20)
+        result = fetch_of([log], [0], [100_000])
         segment = tmp_path / "again" / "orders-0" / "00000000000000000000.log"
-        tls_result = fetch_of([log], [0], 1 << 20)
+        tls_result = fetch_of([log], [0], [100_000])
         os.truncate(segment, 1000)  # the file lost the bytes since the slices were taken
         for listener, taken in ((PLAINTEXT, result), (TLS, tls_result)):
             with pytest.raises(CorruptMessageError, match="truncated"):
                 asyncio.run(sent_over_tcp(listener, 12, responses.fetch_response(taken)))
     finally:
+        log.close()
+
+
+def test_out_of_descriptors_a_read_is_copied_and_the_log_stays_online(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = filled_log(tmp_path, 0, 40)
+    try:
+        expected = log.read(0, 50_000).records
+
+        def no_descriptors(fd: int) -> int:
+            raise OSError(errno.EMFILE, "Too many open files")
+
+        monkeypatch.setattr(os, "dup", no_descriptors)
+        assert log.read_file_records(0, 50_000).records == expected
+        assert not log.offline
+    finally:
+        monkeypatch.undo()
         log.close()
