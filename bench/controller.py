@@ -18,7 +18,7 @@ watches, so that nothing in the brokers is instrumented or polled.
    (context loaded from ZooKeeper, the start-up request round sent). Baseline: reads of every state znode
    with kazoo's async API and with our pipelined multiRead reader.
 
-Usage: .venv/bin/python bench/controller.py [--partitions 10000] [--failover-partitions 100000]
+Usage: .venv/bin/python bench/controller.py [--partitions 10000] [--failover-partitions 100000] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
@@ -43,6 +44,9 @@ from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 from kafkaops.statechange.parse import parse_first_line
+
+if TYPE_CHECKING:
+    from kafkaops.cluster.local.profiling import Profiler
 
 TOPIC_SIZE = 1000
 # Kafka's default zookeeper.session.timeout.ms: 6 s lost the connections of brokers busy with 100,000 partitions
@@ -120,6 +124,16 @@ LEADER_STARTS = r"\] Leader ({topic}) starts at leader epoch"
 FOLLOWER_STARTS = r"\] Follower ({topic}) starts at leader epoch"
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds a process has used (/proc): less sensitive to a loaded machine than the
+    wall time, which other processes' load stretches."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -193,6 +207,17 @@ class Cluster:
     def server_log(self, broker_id: int) -> LogTail:
         return LogTail(self.local.broker_dir(broker_id) / "logs" / "server.out")
 
+    def profile(self, directory: Path | None, scenario: str, names: dict[str, int]) -> Profiler | None:
+        """py-spy on these brokers (name -> broker id) into `directory`, when given."""
+        if directory is None:
+            return None
+        from kafkaops.cluster.local.profiling import Profiler  # only here: the bench also runs older trees
+
+        pids = {name: self.local.broker_pid(broker_id) for name, broker_id in names.items()}
+        profiler = Profiler(directory / scenario, {n: p for n, p in pids.items() if p is not None}, rate=200)
+        time.sleep(1.0)  # attached before the clock starts
+        return profiler
+
     def down(self) -> None:
         for broker_id in self.local.broker_ids():
             self.local.stop_broker(broker_id, hard=True)
@@ -218,7 +243,17 @@ def wait_isrs_full(connect: str, topics: list[str], partitions: int, replicas: i
     wait_until(full, timeout_s, 5.0)
 
 
-def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def report_profile(profiler: Profiler | None) -> None:
+    if profiler is not None:
+        from kafkaops.cluster.local.profiling import summary
+
+        profiler.stop()
+        for path in profiler.outputs.values():
+            if path.exists():
+                print(summary(path), flush=True)
+
+
+def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None) -> None:
     cluster = Cluster(zookeeper, state, "election")
     try:
         controller = cluster.controller_id()
@@ -234,6 +269,9 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             controller_log.skip_to_end()
             baseline = raw_fenced_writes(zk, partitions)
             gone, gone_at = znode_gone(zk, znodes.BrokerIdZNode.path(victim))
+            profiler = cluster.profile(profile, "election", {"controller": controller, "survivor": survivor})
+            pids = {b: cluster.local.broker_pid(b) for b in (controller, survivor)}
+            cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
             killed_at = time.time()
             cluster.local.stop_broker(victim, hard=True)
             assert gone.wait(SESSION_TIMEOUT_MS / 1000 * 3)
@@ -241,19 +279,22 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             t1 = PartitionLines(survivor_log, LEADER_STARTS, "election").wait_for(partitions)
             sent = [stamp_seconds(line) for line in controller_log.lines() if "Sending UpdateMetadata request" in line]
             decided = next(at for at in sent if at is not None and at >= t0 - 0.001)
+            cpu = {b: cpu_seconds(pid) - cpu_before[b] for b, pid in pids.items()}
+            report_profile(profiler)
         elapsed, controller_s = t1 - t0, decided - t0
         print(
             f"election        {partitions:>7} partitions: {elapsed:6.2f} s from znode gone to all new leaders applied "
             f"({partitions / elapsed:7.0f}/s), of which {controller_s:5.2f} s for the controller to elect, write "
             f"and send; raw fenced multi ceiling {baseline:6.2f} s; ratio {controller_s / baseline:4.1f}x "
-            f"(session expiry before it: {t0 - killed_at:.2f} s)",
+            f"(session expiry before it: {t0 - killed_at:.2f} s); CPU from the kill until then (idle fetching "
+            f"included): controller {cpu[controller]:5.2f} s, survivor {cpu[survivor]:5.2f} s",
             flush=True,
         )
     finally:
         cluster.down()
 
 
-def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None) -> None:
     cluster = Cluster(zookeeper, state, "shutdown")
     try:
         controller = cluster.controller_id()
@@ -269,10 +310,17 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
         assert pid is not None
         server_log = cluster.server_log(leaving)
         server_log.skip_to_end()
+        roles = {"controller": controller, "leaving": leaving, "staying": staying}
+        profiler = cluster.profile(profile, "shutdown", roles)
+        pids = {b: cluster.local.broker_pid(b) for b in (controller, staying)}
+        cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
         t0 = time.time()
         os.kill(pid, signal.SIGTERM)
         wait_until(lambda: not alive(pid), 600, 0.005)
         elapsed = time.time() - t0
+        cpu = {b: cpu_seconds(pid) - cpu_before[b] for b, pid in pids.items()}
+        time.sleep(1.0)  # the staying broker applies its leaderships after the leaving one exits
+        report_profile(profiler)
         moved = leaders(cluster.connect, topics, partitions) == {staying}
         succeeded = next(
             (stamp_seconds(line) for line in server_log.lines() if "Controlled shutdown succeeded" in line), None
@@ -280,7 +328,8 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
         handed_over = f"{succeeded - t0:.2f} s" if succeeded is not None else "?"
         print(
             f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from SIGTERM to exit "
-            f"(leaderships handed over after {handed_over}), every leadership moved first: {moved}",
+            f"(leaderships handed over after {handed_over}), every leadership moved first: {moved}; CPU until "
+            f"the exit: controller {cpu[controller]:5.2f} s, staying broker {cpu[staying]:5.2f} s",
             flush=True,
         )
     finally:
@@ -350,6 +399,7 @@ def main() -> None:
     parser.add_argument("--failover-partitions", type=int, default=100_000)
     parser.add_argument("--skip-failover", action="store_true")
     parser.add_argument("--only-failover", action="store_true")
+    parser.add_argument("--profile", type=Path, help="py-spy the brokers of the election and shutdown into DIR")
     parser.add_argument("--state-dir", type=Path, help="keep the brokers' logs here (default: a temporary dir)")
     args = parser.parse_args()
     open_files = raise_open_files_limit(OPEN_FILES)
@@ -361,8 +411,8 @@ def main() -> None:
         zookeeper.start()
         try:
             if not args.only_failover:
-                scenario_election(zookeeper, state, args.partitions)
-                scenario_controlled_shutdown(zookeeper, state, args.partitions)
+                scenario_election(zookeeper, state, args.partitions, args.profile)
+                scenario_controlled_shutdown(zookeeper, state, args.partitions, args.profile)
             if not args.skip_failover:
                 scenario_failover(zookeeper, state, args.failover_partitions)
         finally:

@@ -47,8 +47,6 @@ import dataclasses
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -62,6 +60,7 @@ from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import raise_open_files_limit
+from kafkaops.cluster.local.profiling import Profiler
 from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
@@ -211,48 +210,6 @@ def raw_fenced_writes(zk: KafkaZkClient, count: int) -> float:
         request.get()
     zk.kazoo.delete(root)
     return best
-
-
-class Profiler:
-    """py-spy record (raw collapsed stacks, idle frames and thread names kept) on a few processes."""
-
-    def __init__(self, directory: Path, targets: dict[str, int]) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        spy = Path(sys.executable).with_name("py-spy")
-        self.runs = [
-            subprocess.Popen(
-                [
-                    str(spy),
-                    "record",
-                    "--pid",
-                    str(pid),
-                    "--format",
-                    "raw",
-                    "--idle",
-                    "--threads",
-                    "--nonblocking",
-                    "--rate",
-                    "50",
-                    "--output",
-                    str(directory / f"{name}-{pid}.txt"),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=open(directory / f"{name}-{pid}.log", "wb"),  # noqa: SIM115 - closed with the process
-            )
-            for name, pid in targets.items()
-        ]
-
-    def stop(self) -> None:
-        for run in self.runs:
-            if run.poll() is None:
-                run.send_signal(signal.SIGINT)
-        for run in self.runs:
-            try:
-                run.wait(30)
-            except subprocess.TimeoutExpired:
-                run.kill()
-                run.wait()
 
 
 @dataclasses.dataclass(frozen=True)
