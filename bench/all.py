@@ -2,18 +2,22 @@
 goal, met or not.
 
 Each scenario is a bench script of this directory run as its own process with `--json PATH` (its rows,
-`bench/table.py`); its own output goes to the terminal as it runs, so a figure can be read with its
-details. A script that fails gives a row saying so (met: no) and the others still run. `--quick` runs
-smaller sizes (under 12 minutes on this 2-core machine); the full run takes about an hour.
+`bench/table.py`, against the goals of `bench/goals.py`); its own output goes to the terminal as it runs,
+so a figure can be read with its details. A script that fails or runs out of time gives a row saying so
+(met: no) after the rows it wrote before, and the others still run. `--quick` runs smaller sizes, each
+named in its rows' scenarios, their goals in proportion (under 12 minutes on this 2-core machine); the
+full run takes about an hour and a half.
 
 Usage: .venv/bin/python bench/all.py [--quick] [--json PATH] [--only NAME ...]
-(Work in progress: see SCENARIOS for the scripts wired so far.)
+Each script stops the processes it started on exit, error or signal; stopped by SIGINT or SIGTERM, this
+one passes SIGTERM on to the running script and waits for it to clean up.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,20 +30,85 @@ from bench.table import Row, format_table, read_rows, write_rows  # noqa: E402 -
 from kafkaops.cluster.local.signals import run_program  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
+CLEAN_UP_S = 180.0
+"""How long a script stopped (time out, signal) gets to stop its ZooKeeper and brokers before SIGKILL."""
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
     script: str
-    full: tuple[str, ...] = ()
-    quick: tuple[str, ...] = ()
+    full: tuple[str, ...]
+    quick: tuple[str, ...]
+    full_timeout_s: float
+    quick_timeout_s: float
 
 
-SCENARIOS = (Scenario("cli-startup", "cli_startup.py", (), ("--rounds", "5")),)
-"""The scripts that write rows. Issue 18's other scenarios are measured by bench/controller.py (elections,
-controlled shutdown, failover), reassign.py, produce.py, idle.py and statechange_merge.py, which print their
-figures but do not write rows yet; the consume-against-tansu scenario has no script yet."""
+SCENARIOS = (
+    Scenario("cli-startup", "cli_startup.py", (), ("--rounds", "5"), 300, 90),
+    Scenario(
+        "controller",
+        "controller.py",
+        (),
+        ("--partitions", "2500", "--failover-partitions", "10000"),
+        3600,
+        330,
+    ),
+    Scenario("reassign", "reassign.py", (), ("--partitions", "2000"), 1800, 180),
+    Scenario(
+        "produce",
+        "produce.py",
+        (),
+        ("--duration", "5", "--paced-duration", "2", "--loopback-seconds", "1", "--disk-mb", "64"),
+        600,
+        120,
+    ),
+    Scenario("statechange-merge", "statechange_merge.py", (), ("--entries", "20000", "--repeat", "2"), 900, 90),
+    Scenario("idle", "idle.py", (), ("--partitions", "2500", "--window", "10", "--settle", "5"), 900, 150),
+)
+"""Issue 18's scenarios and the scripts measuring them: full (the issue's sizes, the scripts' defaults) and
+quick arguments, and how long each may run before it is stopped."""
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the scripts clean up on it), then SIGKILL after CLEAN_UP_S."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(CLEAN_UP_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def run_script(command: list[str], timeout_s: float) -> int | None:
+    """The script's exit code; None if it ran out of time (it is stopped)."""
+    process = subprocess.Popen(command)
+    try:
+        return process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        return None
+    except BaseException:
+        try:
+            process.wait(5)  # a terminal's Ctrl-C reached the script too: it is cleaning up already
+        except subprocess.TimeoutExpired:
+            stop(process)
+        raise
+
+
+def outcome_rows(scenario: Scenario, written: list[Row], code: int | None, timeout_s: float) -> list[Row]:
+    """The rows a script wrote, and one saying it failed or ran out of time unless it exited 0 having
+    written some."""
+    if code == 0 and written:
+        return written
+    if code is None:
+        what = f"timed out after {timeout_s:.0f} s"
+    elif code == 0:
+        what = "wrote no rows"
+    else:
+        what = f"failed (exit {code})"
+    return [*written, Row(f"{scenario.name} ({scenario.script}): {what}", None, "", None, None, "-", False)]
 
 
 def run(scenario: Scenario, quick: bool, directory: Path) -> list[Row]:
@@ -47,12 +116,18 @@ def run(scenario: Scenario, quick: bool, directory: Path) -> list[Row]:
     script = BENCH / scenario.script
     if not script.exists():
         return [Row(f"{scenario.name}: {scenario.script} is missing", None, "", None, None, "-", False)]
-    args = scenario.quick if quick else scenario.full
+    args, timeout_s = (scenario.quick, scenario.quick_timeout_s) if quick else (scenario.full, scenario.full_timeout_s)
     print(f"\n=== {scenario.name}: {scenario.script} {' '.join(args)}", flush=True)
-    done = subprocess.run([sys.executable, str(script), *args, "--json", str(out)], check=False)
-    if done.returncode != 0 or not out.exists():
-        return [Row(f"{scenario.name}: failed (exit {done.returncode})", None, "", None, None, "-", False)]
-    return read_rows(out)
+    code = run_script([sys.executable, str(script), *args, "--json", str(out)], timeout_s)
+    return outcome_rows(scenario, written_rows(out), code, timeout_s)
+
+
+def written_rows(path: Path) -> list[Row]:
+    """What a script wrote; nothing if it wrote nothing or was stopped halfway through writing."""
+    try:
+        return read_rows(path)
+    except (OSError, ValueError, TypeError):
+        return []
 
 
 def main() -> None:

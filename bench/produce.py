@@ -22,13 +22,16 @@ Measured, in this order:
                 paced at --paced-fraction (50 %) of the rate just measured, for --paced-duration seconds:
                 the latency of a cluster that keeps up.
 
+The produce figures are also rows of issue 18's benchmark table (`bench/goals.py`: MB/s against the
+loopback ceiling), printed at the end and, with `--json PATH`, written there.
+
 Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
 Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
 
 Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 10000000] [--record-bytes 1000]
                                          [--partitions 3] [--paced-fraction 0.5] [--paced-duration 5]
                                          [--loopback-seconds 2] [--disk-mb 256]
-                                         [--state-dir DIR] [--skip-cluster]
+                                         [--state-dir DIR] [--skip-cluster] [--json PATH]
 """
 
 from __future__ import annotations
@@ -48,9 +51,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import Row, format_table, write_rows  # noqa: E402
+
 MIB = 1024 * 1024
 MB = 1_000_000
-GOALS = {"a": 0.30, "b": 0.10}
+GOALS = goals.PRODUCE_SHARE_OF_LOOPBACK
 BROKER_OVERRIDES = {
     "zookeeper.session.timeout.ms": 18000,
     "auto.leader.rebalance.enable": False,
@@ -260,7 +268,7 @@ def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float
     raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
 
 
-def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> list[Row]:
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
@@ -270,6 +278,7 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
     zookeeper = LocalZooKeeper(state / "zk", free_port())
     cluster = LocalCluster(state / "cluster")
     zookeeper.start()
+    rows: list[Row] = []
     try:
         connect = zookeeper.connect_string + "/bench-produce"
         status = cluster.up(brokers=3, zookeeper_connect=connect, broker_overrides=BROKER_OVERRIDES)
@@ -295,6 +304,7 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
                 f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{_errors(result)}",
                 flush=True,
             )
+            rows.append(goals.produce_row(label, what.strip(), result.mb_s, loopback))
             if args.paced_fraction > 0 and result.acked:
                 rate = result.records_s * args.paced_fraction
                 paced = produce(bootstrap, topic, acks, args.paced_duration, args.records, args.record_bytes, rate)
@@ -303,6 +313,7 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
                     f"{paced.percentile_ms(0.50):6.1f} ms p99 {paced.percentile_ms(0.99):6.1f} ms{_errors(paced)}",
                     flush=True,
                 )
+        return rows
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
@@ -327,6 +338,7 @@ def main() -> None:
     parser.add_argument("--disk-mb", type=int, default=256, help="MiB written for the disk baseline")
     parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
     parser.add_argument("--skip-cluster", action="store_true", help="only the two baselines")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: cleaned up, exit 130
@@ -343,8 +355,10 @@ def main() -> None:
         print(
             f"disk          : {disk:7.1f} MB/s (sequential write + fsync of {args.disk_mb} MiB in {state})", flush=True
         )
-        if not args.skip_cluster:
-            run_cluster(state, args, loopback)
+        rows = [] if args.skip_cluster else run_cluster(state, args, loopback)
+        print(format_table(rows), flush=True)
+        if args.json:
+            write_rows(args.json, rows)
     except KeyboardInterrupt:
         print("interrupted; cleaned up", file=sys.stderr)
         sys.exit(130)
