@@ -5,7 +5,8 @@ Each scenario is a bench script of this directory run as its own process with `-
 `bench/table.py`, against the goals of `bench/goals.py`); its own output goes to the terminal as it runs,
 so a figure can be read with its details. A script that fails or runs out of time gives a row saying so
 (met: no) after the rows it wrote before, and the others still run. `--quick` runs smaller sizes, each
-named in its rows' scenarios, their goals in proportion (under 12 minutes on this 2-core machine); the
+named in its rows' scenarios, their goals in proportion, in under 12 minutes on this 2-core machine (a
+script still running when QUICK_BUDGET_S is spent is stopped, and those after it are not started); the
 full run takes about an hour and a half.
 
 Usage: .venv/bin/python bench/all.py [--quick] [--json PATH] [--only NAME ...]
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,8 @@ from kafkaops.cluster.local.signals import run_program  # noqa: E402
 BENCH = Path(__file__).resolve().parent
 CLEAN_UP_S = 180.0
 """How long a script stopped (time out, signal) gets to stop its ZooKeeper and brokers before SIGKILL."""
+QUICK_BUDGET_S = 11 * 60.0
+"""What `--quick` may take in all, its scripts' clean-up after a time-out included (they take seconds)."""
 
 
 @dataclass(frozen=True)
@@ -108,15 +112,23 @@ def outcome_rows(scenario: Scenario, written: list[Row], code: int | None, timeo
         what = "wrote no rows"
     else:
         what = f"failed (exit {code})"
-    return [*written, Row(f"{scenario.name} ({scenario.script}): {what}", None, "", None, None, "-", False)]
+    return [*written, not_run(scenario, what)]
 
 
-def run(scenario: Scenario, quick: bool, directory: Path) -> list[Row]:
+def not_run(scenario: Scenario, why: str) -> Row:
+    return Row(f"{scenario.name} ({scenario.script}): {why}", None, "", None, None, "-", False)
+
+
+def run(scenario: Scenario, quick: bool, directory: Path, budget_s: float) -> list[Row]:
+    """The scenario's rows; it may run for its own time limit, or what is left of `budget_s` if less."""
     out = directory / f"{scenario.name}.json"
     script = BENCH / scenario.script
     if not script.exists():
-        return [Row(f"{scenario.name}: {scenario.script} is missing", None, "", None, None, "-", False)]
+        return [not_run(scenario, "script missing")]
+    if budget_s <= 0:
+        return [not_run(scenario, "not run, the time budget spent")]
     args, timeout_s = (scenario.quick, scenario.quick_timeout_s) if quick else (scenario.full, scenario.full_timeout_s)
+    timeout_s = min(timeout_s, budget_s)
     print(f"\n=== {scenario.name}: {scenario.script} {' '.join(args)}", flush=True)
     code = run_script([sys.executable, str(script), *args, "--json", str(out)], timeout_s)
     return outcome_rows(scenario, written_rows(out), code, timeout_s)
@@ -138,10 +150,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}", flush=True)
     rows: list[Row] = []
+    deadline = time.monotonic() + (QUICK_BUDGET_S if args.quick else float("inf"))
     with tempfile.TemporaryDirectory() as directory:
         for scenario in SCENARIOS:
             if args.only is None or scenario.name in args.only:
-                rows += run(scenario, args.quick, Path(directory))
+                rows += run(scenario, args.quick, Path(directory), deadline - time.monotonic())
     print(f"\nload average: {os.getloadavg()}\n")
     print(format_table(rows))
     if args.json:

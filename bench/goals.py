@@ -38,10 +38,10 @@ def election_rows(partitions: int, elapsed_s: float, controller_s: float, raw_s:
     leadership (`elapsed_s`), and the controller's share of it (elect, write, send), against the raw fenced
     multi-write of as many state znodes in the same run."""
     limit, text = per_size(ELECTION_S, "s", partitions, ELECTION_PARTITIONS)
-    baseline = " (baseline: raw fenced multi-write of the same znodes)"
+    baseline = " (baseline: raw fenced writes)"
     return [
         Row.measured(
-            f"election, leader of {partitions:,} partitions SIGKILLed{baseline}",
+            f"election, {partitions:,} partitions, leader SIGKILLed{baseline}",
             elapsed_s,
             "s",
             raw_s,
@@ -49,7 +49,7 @@ def election_rows(partitions: int, elapsed_s: float, controller_s: float, raw_s:
             elapsed_s <= limit,
         ),
         Row.measured(
-            f"election, the controller's share, {partitions:,} partitions{baseline}",
+            f"election, controller's share, {partitions:,} partitions{baseline}",
             controller_s,
             "s",
             raw_s,
@@ -63,10 +63,10 @@ def shutdown_row(partitions: int, elapsed_s: float, raw_s: float | None, moved: 
     """A broker leading `partitions` gets SIGTERM: seconds until it exits; the goal is met only if every
     leadership `moved` off it first."""
     limit, text = per_size(SHUTDOWN_S, "s", partitions, ELECTION_PARTITIONS)
-    baseline = " (baseline: raw fenced multi-write of as many znodes)" if raw_s is not None else ""
+    baseline = " (baseline: raw fenced writes)" if raw_s is not None else ""
     unmoved = "" if moved else ", NOT every leadership moved"
     return Row.measured(
-        f"controlled shutdown, leader of {partitions:,} partitions{unmoved}{baseline}",
+        f"controlled shutdown, {partitions:,} partitions{unmoved}{baseline}",
         elapsed_s,
         "s",
         raw_s,
@@ -80,7 +80,7 @@ def failover_row(partitions: int, elapsed_s: float, raw_reads_s: float) -> Row:
     against reading every partition state znode pipelined in the same run."""
     limit, text = per_size(FAILOVER_S, "s", partitions, FAILOVER_PARTITIONS)
     return Row.measured(
-        f"controller failover, {partitions:,} partitions RF 2 (baseline: pipelined read of every state znode)",
+        f"controller failover, {partitions:,} partitions RF 2 (baseline: pipelined state reads)",
         elapsed_s,
         "s",
         raw_reads_s,
@@ -96,7 +96,7 @@ def reassign_row(partitions: int, elapsed_s: float, raw_s: float, moved: bool) -
     rate, raw_rate = partitions / elapsed_s, partitions / raw_s
     unmoved = "" if moved else ", NOT every leader and replica moved"
     return Row.measured(
-        f"reassign {partitions:,} RF 3 partitions onto new brokers{unmoved} (baseline: raw fenced writes)",
+        f"reassign {partitions:,} RF 3 partitions{unmoved} (baseline: raw fenced writes)",
         rate,
         "partitions/s",
         raw_rate,
@@ -110,7 +110,7 @@ def produce_row(label: str, what: str, mb_s: float, loopback_mb_s: float) -> Row
     ceiling measured in the same run."""
     share = PRODUCE_SHARE_OF_LOOPBACK[label]
     return Row.measured(
-        f"produce 1 KB records, {what} (baseline: loopback ceiling)",
+        f"produce 1 KB, {what} (baseline: loopback)",
         mb_s,
         "MB/s",
         loopback_mb_s,
@@ -136,7 +136,7 @@ def merge_row(what: str, size_bytes: int, merger_s: float, sort_s: float) -> Row
     """The state-change merger over `size_bytes` of logs in MB/s, against `LC_ALL=C sort -m` of the same
     files (wall times, best of the script's runs)."""
     return Row.measured(
-        f"state-change merge, {size_bytes / 1e9:.2g} GB, {what} (baseline: LC_ALL=C sort -m)",
+        f"state-change merge {size_bytes / 1e9:.2g} GB, {what} (baseline: LC_ALL=C sort -m)",
         size_bytes / merger_s / 1e6,
         "MB/s",
         size_bytes / sort_s / 1e6,
@@ -150,7 +150,7 @@ def idle_row(partitions: int, follower_cores: float, baseline_cores: float) -> R
     cluster holding none, over the same window."""
     limit, text = per_size(IDLE_CORES, "core", partitions, IDLE_PARTITIONS)
     return Row.measured(
-        f"idle follower of {partitions:,} partitions (baseline: a broker holding none)",
+        f"idle follower, {partitions:,} partitions (baseline: broker holding none)",
         follower_cores,
         "core",
         baseline_cores,

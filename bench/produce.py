@@ -22,16 +22,15 @@ Measured, in this order:
                 paced at --paced-fraction (50 %) of the rate just measured, for --paced-duration seconds:
                 the latency of a cluster that keeps up.
 
-The produce figures are also rows of issue 18's benchmark table (`bench/goals.py`: MB/s against the
-loopback ceiling), printed at the end and, with `--json PATH`, written there.
-
 Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
-Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
+Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed. The figures
+are also rows of issue 18's benchmark table (`bench/goals.py`), printed at the end; `--json PATH` writes
+them there.
 
 Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 10000000] [--record-bytes 1000]
                                          [--partitions 3] [--paced-fraction 0.5] [--paced-duration 5]
                                          [--loopback-seconds 2] [--disk-mb 256]
-                                         [--state-dir DIR] [--skip-cluster] [--json PATH]
+                                         [--state-dir DIR] [--skip-cluster]
 """
 
 from __future__ import annotations
@@ -268,7 +267,8 @@ def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float
     raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
 
 
-def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> list[Row]:
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: list[Row]) -> None:
+    """The produce scenarios, their rows of issue 18's table added to `rows`."""
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
@@ -278,7 +278,6 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> list[
     zookeeper = LocalZooKeeper(state / "zk", free_port())
     cluster = LocalCluster(state / "cluster")
     zookeeper.start()
-    rows: list[Row] = []
     try:
         connect = zookeeper.connect_string + "/bench-produce"
         status = cluster.up(brokers=3, zookeeper_connect=connect, broker_overrides=BROKER_OVERRIDES)
@@ -313,7 +312,6 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> list[
                     f"{paced.percentile_ms(0.50):6.1f} ms p99 {paced.percentile_ms(0.99):6.1f} ms{_errors(paced)}",
                     flush=True,
                 )
-        return rows
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
@@ -355,7 +353,9 @@ def main() -> None:
         print(
             f"disk          : {disk:7.1f} MB/s (sequential write + fsync of {args.disk_mb} MiB in {state})", flush=True
         )
-        rows = [] if args.skip_cluster else run_cluster(state, args, loopback)
+        rows: list[Row] = []
+        if not args.skip_cluster:
+            run_cluster(state, args, loopback, rows)
         print(format_table(rows), flush=True)
         if args.json:
             write_rows(args.json, rows)

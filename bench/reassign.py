@@ -293,7 +293,7 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     t = time.monotonic()
     cluster.up(brokers=len(layout.old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
     with KafkaZkClient(connect) as zk:
-        setup = set_up(args, zk, cluster, connect, layout, t)
+        setup = set_up(args, zk, cluster, layout, t)
         raw_s = raw_ceiling(zk, len(layout.partitions))
         plan_file = state / "reassignment.json"
         plan_file.write_text(files.format_reassignment_json(layout.target))
@@ -333,9 +333,7 @@ def plan_layout(args: argparse.Namespace, per_set: int, open_files: int) -> Layo
     return Layout(open_files, old, new, topics, [t for t, _ in topics], partitions, target, hosted)
 
 
-def set_up(
-    args: argparse.Namespace, zk: KafkaZkClient, cluster: LocalCluster, connect: str, layout: Layout, t: float
-) -> Setup:
+def set_up(args: argparse.Namespace, zk: KafkaZkClient, cluster: LocalCluster, layout: Layout, t: float) -> Setup:
     """On the old brokers (up since `t`): every topic led and its logs created; then the new brokers, all settled."""
     old, new, names, hosted = layout.old, layout.new, layout.names, layout.hosted
     create_topics(zk, layout.topics, old)
@@ -346,7 +344,8 @@ def set_up(
         "old brokers' logs created",
         0.5,
     )
-    cluster.up(brokers=len(old) + len(new), zookeeper_connect=connect, broker_overrides=OVERRIDES)
+    for broker_id in new:  # `up` would restart the state dir's brokers only
+        cluster.add_broker(broker_id=broker_id, timeout_s=120)
     pids = {b: cluster.broker_pid(b) for b in (*old, *new)}
     if any(pid is None for pid in pids.values()):
         raise RuntimeError(f"a broker is not running: {pids}")
