@@ -136,13 +136,17 @@ def merge_row(what: str, size_bytes: int, merger_s: float, sort_s: float) -> Row
     """The state-change merger over `size_bytes` of logs in MB/s, against `LC_ALL=C sort -m` of the same
     files (wall times, best of the script's runs)."""
     return Row.measured(
-        f"state-change merge {size_bytes / 1e9:.2g} GB, {what} (baseline: LC_ALL=C sort -m)",
+        f"state-change merge {size_text(size_bytes)}, {what} (baseline: LC_ALL=C sort -m)",
         size_bytes / merger_s / 1e6,
         "MB/s",
         size_bytes / sort_s / 1e6,
         f">= {MERGE_VERSUS_SORT:g}x baseline",
         merger_s <= sort_s / MERGE_VERSUS_SORT,
     )
+
+
+def size_text(size_bytes: int) -> str:
+    return f"{size_bytes / 1e9:.1f} GB" if size_bytes >= 1e9 else f"{size_bytes / 1e6:.0f} MB"
 
 
 def idle_row(partitions: int, follower_cores: float, baseline_cores: float) -> Row:

@@ -101,7 +101,8 @@ def test_the_merger_is_compared_by_throughput_with_sort_m() -> None:
     faster = goals.merge_row("unfiltered", 1_000_000_000, 2.0, 2.5)
     assert (faster.figure, faster.baseline, faster.ratio, faster.met) == (500.0, 400.0, 1.25, True)
     assert not goals.merge_row("--topic + time window", 1_000_000_000, 2.6, 2.5).met
-    assert faster.scenario == "state-change merge 1 GB, unfiltered (baseline: LC_ALL=C sort -m)"
+    assert faster.scenario == "state-change merge 1.0 GB, unfiltered (baseline: LC_ALL=C sort -m)"
+    assert goals.merge_row("unfiltered", 104_300_000, 1.0, 1.0).scenario.startswith("state-change merge 104 MB,")
 
 
 def test_against_tansu_and_idle() -> None:
