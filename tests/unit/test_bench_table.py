@@ -108,6 +108,8 @@ def test_the_merger_is_compared_by_throughput_with_sort_m() -> None:
 def test_against_tansu_and_idle() -> None:
     assert goals.versus_tansu_row("consume", 150.0, 100.0).met
     assert not goals.versus_tansu_row("consume", 149.0, 100.0).met
+    missing = goals.versus_tansu_row("consume", 149.0, None)
+    assert (missing.scenario, missing.baseline, missing.met) == ("consume (baseline: tansu, not found)", None, False)
     assert not goals.idle_row(2_500, 0.0125, 0.005).met  # under 0.0125 at a quarter of the size
 
 
