@@ -38,7 +38,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import crc32c
 
@@ -153,11 +153,15 @@ class BatchHeader:
         return self.base_timestamp if self.attributes & _DELETE_HORIZON else None
 
 
+View: TypeAlias = memoryview
+"""mypyc builds a NamedTuple's annotations from the module's globals, where builtins such as memoryview are not."""
+
+
 class Batch(NamedTuple):
     """One batch: its header and its bytes (a view into the buffer it was found in)."""
 
     header: BatchHeader
-    data: memoryview
+    data: View
 
 
 @dataclass(frozen=True, slots=True)

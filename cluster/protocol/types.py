@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import struct
 import uuid
-from abc import ABC, abstractmethod
 from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
@@ -41,19 +40,22 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-class Type(ABC):
-    """One wire type: `min_size` is the fewest bytes any value of it takes."""
+class Type:
+    """One wire type: `min_size` is the fewest bytes any value of it takes.
+
+    Not an `abc.ABC`: mypyc's compiled subclasses would share one ABC instance-check cache, so that an
+    `isinstance` against one subclass would answer for another."""
 
     name: str
     min_size: int
 
-    @abstractmethod
     def encode(self, value: Any, out: list[bytes]) -> None:
         """Append the encoding of `value` to `out`."""
+        raise NotImplementedError
 
-    @abstractmethod
     def decode(self, buf: Buffer, offset: int) -> tuple[Any, int]:
         """Read one value at `offset`; return it and the offset just past it."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return self.name
