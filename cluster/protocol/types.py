@@ -177,8 +177,19 @@ class Array(Type):
         self.nullable = nullable
         self.name = f"{'NULLABLE_' if nullable else ''}ARRAY({elem.name})"
         self.min_size = 4
-        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call.
+        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call, by a Struct
+        # per element count made once (`_numbers`).
         self._fmt = elem.fmt if isinstance(elem, Fixed) else None
+        self._structs: dict[int, struct.Struct] = {}
+
+    def _numbers(self, count: int) -> struct.Struct:
+        """The Struct of `count` elements (the few counts replica lists have, cached)."""
+        st = self._structs.get(count)
+        if st is None:
+            st = struct.Struct(f">{count}{self._fmt}")
+            if len(self._structs) < 64:
+                self._structs[count] = st
+        return st
 
     def encode(self, value: list[Any] | None, out: list[bytes]) -> None:
         if value is None:
@@ -187,7 +198,8 @@ class Array(Type):
             out.append(_I32.pack(-1))
             return
         if self._fmt is not None:
-            out.append(struct.pack(f">i{len(value)}{self._fmt}", len(value), *value))
+            out.append(_I32.pack(len(value)))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         out.append(_I32.pack(len(value)))
         for item in value:
@@ -205,7 +217,7 @@ class Array(Type):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode
@@ -414,7 +426,7 @@ class CompactArray(Array):
             return
         out.append(_varint(len(value) + 1))
         if self._fmt is not None:
-            out.append(struct.pack(f">{len(value)}{self._fmt}", *value))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         for item in value:
             self.elem.encode(item, out)
@@ -429,7 +441,7 @@ class CompactArray(Array):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode
