@@ -260,11 +260,15 @@ class PartitionStateMachine:
             case PreferredReplicaPartitionLeaderElectionStrategy():
                 return elections.elect_preferred(tp, assignment, current, online)
             case ControlledShutdownPartitionLeaderElectionStrategy():
-                # Kafka passes the shutting-down brokers here: they would leave the ISR in this write and
-                # still get the LeaderAndIsr. This controller has always passed none (the broker leaves
-                # the ISR afterwards, as an OfflineReplica, with a StopReplica); issue 14 changes no
-                # behaviour, so that stays, pinned by an xfail test of Kafka's case.
-                return elections.elect_controlled_shutdown(tp, assignment, current, online, frozenset())
+                # the shutting-down brokers leave the ISR in this same write and still get the LeaderAndIsr
+                # (they must learn they follow now): one write and one request per partition
+                return elections.elect_controlled_shutdown(
+                    tp,
+                    assignment,
+                    current,
+                    ctx.online_replicas(tp, include_shutting_down=True),
+                    frozenset(ctx.shutting_down_broker_ids),
+                )
             case ReassignPartitionLeaderElectionStrategy():
                 target = ctx.partition_full_replica_assignment(tp).target_replicas
                 return elections.elect_reassign(tp, target, current, online & ctx.live_broker_ids)
