@@ -1,4 +1,4 @@
-"""Benchmark: the wire codec and the record-batch header walk, compiled (mypyc, `setup_compiled.py`) against
+"""Benchmark: the wire codec and the record-batch header walk, compiled (mypyc, `setup_codec_compiled.py`) against
 the pure-Python modules, both measured in the same run (each in its own process; the pure one with
 KAFKAOPS_PURE_PYTHON=1).
 
@@ -218,7 +218,7 @@ def main() -> None:
         return
     fast = child(False, args.repeat, args.walk_mb, args.gc)
     pure = child(True, args.repeat, args.walk_mb, args.gc)
-    print(f"compiled modules: {', '.join(fast['compiled']) or 'none (build with setup_compiled.py)'}")
+    print(f"compiled modules: {', '.join(fast['compiled']) or 'none (build with setup_codec_compiled.py)'}")
     print(f"{'scenario':<56} {'compiled':>12} {'pure':>12} {'speed-up':>9}")
     for name, figure in fast["figures"].items():
         base = pure["figures"][name]

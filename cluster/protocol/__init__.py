@@ -46,9 +46,10 @@ from collections.abc import Sequence
 from types import ModuleType
 
 COMPILED = ("types", "schema", "records")
-"""The modules `setup_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside `<name>.py`, their
-code in one shared library, `codec__mypyc.cpython-*.so`): the primitive types, the schema engine's struct and
-array walkers, the record-batch header walk. Python's import prefers an extension module to a source."""
+"""The modules `setup_codec_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside
+`<name>.py`, their code in one shared library, `codec__mypyc.cpython-*.so`): the primitive types, the schema
+engine's struct and array walkers, the record-batch header walk. Python's import prefers an extension module
+to a source."""
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SHARED_LIBRARY = os.path.join(_HERE, "codec__mypyc" + importlib.machinery.EXTENSION_SUFFIXES[0])

@@ -1,4 +1,4 @@
-"""The codec both ways: compiled by mypyc (setup_compiled.py, run by .ci/setup) and pure Python
+"""The codec both ways: compiled by mypyc (setup_codec_compiled.py, run by .ci/setup) and pure Python
 (KAFKAOPS_PURE_PYTHON=1, or no build). This process runs whichever is in place, like the rest of the suite;
 the other way runs in a subprocess: the codec's core test files, and the same bytes and values for
 messages of every API and for the big controller requests.
@@ -176,7 +176,7 @@ def _hash(data: bytes, decoded: object) -> str:
 
 
 def test_the_build_compiles_the_modules_the_package_names() -> None:
-    spec = importlib.util.spec_from_file_location("setup_compiled", ROOT / "setup_compiled.py")
+    spec = importlib.util.spec_from_file_location("setup_codec_compiled", ROOT / "setup_codec_compiled.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -192,7 +192,7 @@ def test_the_environment_forces_pure_python() -> None:
 
 def test_the_build_runs_compiled_when_current() -> None:
     if protocol.PURE_PYTHON:
-        pytest.skip("pure Python in this process (KAFKAOPS_PURE_PYTHON, or no current build: setup_compiled.py)")
+        pytest.skip("pure Python in this process (KAFKAOPS_PURE_PYTHON, or no current build: setup_codec_compiled.py)")
     assert protocol.compiled_modules() == list(protocol.COMPILED)
 
 

@@ -2,9 +2,9 @@
 extension modules beside their sources (one shared library, `codec__mypyc.*.so`, and a small shim per
 module), which Python's import prefers. Nothing is installed and nothing is committed (.gitignore).
 
-    .venv/bin/python setup_compiled.py            # build (about 25 CPU-seconds), skipped when up to date
-    .venv/bin/python setup_compiled.py --force    # build even when up to date
-    .venv/bin/python setup_compiled.py --clean    # remove the built modules: the pure ones run
+    .venv/bin/python setup_codec_compiled.py            # build (about 25 CPU-seconds), skipped when up to date
+    .venv/bin/python setup_codec_compiled.py --force    # build even when up to date
+    .venv/bin/python setup_codec_compiled.py --clean    # remove the built modules: the pure ones run
 
 The pure-Python modules stay the fallback: without the built files, with a source newer than them (see
 `kafkaops.cluster.protocol`), or with KAFKAOPS_PURE_PYTHON=1. `.ci/setup` runs this and goes on without
@@ -66,7 +66,7 @@ def build() -> None:
         for path in glob.glob(os.path.join(work, "lib", "kafkaops", "cluster", "protocol", "*.so")):
             shutil.copy2(path, PACKAGE_DIR)
     if not up_to_date():
-        sys.exit("setup_compiled: the built modules are not all in place")
+        sys.exit("setup_codec_compiled: the built modules are not all in place")
 
 
 def main() -> None:
