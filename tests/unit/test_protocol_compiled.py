@@ -38,7 +38,8 @@ same code both ways, and the suite runs them the first way)."""
 
 
 def _run(argv: list[str], pure: bool) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
+    # not this process's pytest-xdist worker identity, nor its switch
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT_TEST"))}
     env.pop("KAFKAOPS_PURE_PYTHON", None)
     if pure:
         env["KAFKAOPS_PURE_PYTHON"] = "1"
