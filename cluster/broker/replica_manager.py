@@ -69,6 +69,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
+from kafkaops.cluster.log.file_records import FileRecords
 from kafkaops.cluster.protocol.records import validate_produce_records
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
@@ -857,11 +858,13 @@ class ReplicaManager:
                 return FetchPartitionResult(
                     tp, NONE, partition.high_watermark, log_.log_start_offset, b"", (epoch, end_offset)
                 )
+        records: FileRecords | bytes
         if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
             # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
             records, log_start_offset = b"", log_.log_start_offset
         else:
-            result = log_.read(fetch_offset, limit, max_offset, min_one_batch=first and limit > 0)
+            # the batches stay in their file: the network layer sends them with sendfile (socket_server)
+            result = log_.read_file_records(fetch_offset, limit, max_offset, min_one_batch=first and limit > 0)
             records, log_start_offset = result.records, result.log_start_offset
         if throttled and self._is_throttled(self._leader_throttled, tp):
             self.leader_quota.record(len(records), self.clock())

@@ -66,6 +66,9 @@ _MAX_TIMESTAMP_AT: Final = 35
 
 _HEADER: Final = struct.Struct(">qiibIhiqqqhii")
 _LENGTH: Final = struct.Struct(">qi")
+_PREFIX: Final = struct.Struct(">qii")
+PATCHED_PREFIX: Final = _PREFIX.size
+"""Bytes at the start of a batch that the leader's offset assignment rewrites (`patched_prefix`)."""
 _I16: Final = struct.Struct(">h")
 _I32: Final = struct.Struct(">i")
 _I64: Final = struct.Struct(">q")
@@ -513,6 +516,12 @@ def patch_batch(buf: bytearray | memoryview, position: int, *, base_offset: int,
     """
     _I64.pack_into(buf, position, base_offset)
     _I32.pack_into(buf, position + _PARTITION_LEADER_EPOCH_AT, partition_leader_epoch)
+
+
+def patched_prefix(header: BatchHeader, *, base_offset: int, partition_leader_epoch: int) -> bytes:
+    """The first `PATCHED_PREFIX` bytes of a batch as `patch_batch` leaves them (base offset, length, leader
+    epoch): written before the rest of the received batch, they patch it without copying it."""
+    return _PREFIX.pack(base_offset, header.size - LOG_OVERHEAD, partition_leader_epoch)
 
 
 def set_log_append_time(buf: bytearray | memoryview, position: int, timestamp: int) -> None:

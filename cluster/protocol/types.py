@@ -34,6 +34,8 @@ from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
 
+from .records_send import TransferableRecords
+
 Buffer = bytes | bytearray | memoryview
 
 _I16 = struct.Struct(">h")
@@ -151,7 +153,7 @@ class _Bytes(Type):
         out.append(_I32.pack(len(value)))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         (size,) = unpack(_I32, buf, offset)
         offset += 4
         if size < 0:
@@ -164,9 +166,47 @@ class _Bytes(Type):
 
 BYTES = _Bytes("BYTES", nullable=False)
 NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
-# A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because the
-# broker stores batches as received and never needs them decoded while handling the request.
-RECORDS = _Bytes("RECORDS", nullable=True)
+
+
+def _records_view(buf: Buffer, offset: int, end: int) -> tuple[Buffer, int]:
+    """A RECORDS value as a view of the frame it came in, not a copy: a Produce's batch goes from the
+    request's buffer to the log file as it is (Log.append_as_leader), a follower's fetched batches too. Only
+    an immutable buffer is shared (a bytearray could change under the view, or be unable to resize)."""
+    if isinstance(buf, bytes) or (isinstance(buf, memoryview) and buf.readonly):
+        return memoryview(buf)[offset:end], end
+    return bytes(buf[offset:end]), end
+
+
+def _append_slice(out: list[Any], records: TransferableRecords) -> None:
+    """A file slice goes into the output list as it is, for records_send.response_parts to send from its file
+    (through a `list[Any]`: a `cast(bytes, ...)` is checked at run time in compiled code)."""
+    out.append(records)
+
+
+class _Records(_Bytes):
+    """A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because
+    the broker stores batches as received and never needs them decoded while handling the request. A value
+    that is a slice of a file (`TransferableRecords`) goes into the output list as is, for the network layer
+    to send from its file (records_send.response_parts): only its size is written here."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_I32.pack(len(value)))
+            _append_slice(out, value)
+            return
+        super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        (size,) = unpack(_I32, buf, offset)
+        offset += 4
+        if size == -1:
+            return None, offset
+        if size < 0:
+            raise CorruptMessageError(f"{self.name} with length {size}")
+        return _records_view(buf, offset, _take(buf, offset, size))
+
+
+RECORDS = _Records("RECORDS", nullable=True)
 
 
 class Array(Type):
@@ -395,7 +435,7 @@ class _CompactBytes(_Bytes):
         out.append(_varint(len(value) + 1))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         size, offset = _read_varint(buf, offset)
         if size == 0:
             if self.nullable:
@@ -407,7 +447,26 @@ class _CompactBytes(_Bytes):
 
 COMPACT_BYTES = _CompactBytes("COMPACT_BYTES", nullable=False)
 COMPACT_NULLABLE_BYTES = _CompactBytes("COMPACT_NULLABLE_BYTES", nullable=True)
-COMPACT_RECORDS = _CompactBytes("COMPACT_RECORDS", nullable=True)
+
+
+class _CompactRecords(_CompactBytes):
+    """COMPACT_RECORDS: a slice of a file as in RECORDS (`_Records`)."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_varint(len(value) + 1))
+            _append_slice(out, value)
+            return
+        super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        size, offset = _read_varint(buf, offset)
+        if size == 0:
+            return None, offset
+        return _records_view(buf, offset, _take(buf, offset, size - 1))
+
+
+COMPACT_RECORDS = _CompactRecords("COMPACT_RECORDS", nullable=True)
 
 
 class CompactArray(Array):

@@ -173,7 +173,18 @@ def digest() -> dict[str, str]:
 
 
 def _hash(data: bytes, decoded: object) -> str:
-    return hashlib.sha256(data + repr(decoded).encode()).hexdigest()
+    return hashlib.sha256(data + repr(_plain(decoded)).encode()).hexdigest()
+
+
+def _plain(value: object) -> object:
+    """`value` with views as bytes (RECORDS decode as views of the frame; a view's repr is its address)."""
+    if isinstance(value, memoryview):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def test_the_build_compiles_the_modules_the_package_names() -> None:
