@@ -103,7 +103,7 @@ def readable_body(batch: Batch) -> bytes | None:
 
 
 def _decoded(batch: Batch, body: bytes) -> list[Record]:
-    plain = dataclasses.replace(batch.header, attributes=batch.header.attributes & ~0x07)
+    plain = batch.header.replace(attributes=batch.header.attributes & ~0x07)
     return list(iter_records(Batch(plain, memoryview(bytes(batch.data[:HEADER_SIZE]) + body))))
 
 

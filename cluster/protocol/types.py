@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from abc import ABC, abstractmethod
-from typing import Any, cast
+from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
 
@@ -43,19 +42,22 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-class Type(ABC):
-    """One wire type: `min_size` is the fewest bytes any value of it takes."""
+class Type:
+    """One wire type: `min_size` is the fewest bytes any value of it takes.
+
+    Not an `abc.ABC`: mypyc's compiled subclasses would share one ABC instance-check cache, so that an
+    `isinstance` against one subclass would answer for another."""
 
     name: str
     min_size: int
 
-    @abstractmethod
     def encode(self, value: Any, out: list[bytes]) -> None:
         """Append the encoding of `value` to `out`."""
+        raise NotImplementedError
 
-    @abstractmethod
     def decode(self, buf: Buffer, offset: int) -> tuple[Any, int]:
         """Read one value at `offset`; return it and the offset just past it."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return self.name
@@ -175,6 +177,12 @@ def _records_view(buf: Buffer, offset: int, end: int) -> tuple[Buffer, int]:
     return bytes(buf[offset:end]), end
 
 
+def _append_slice(out: list[Any], records: TransferableRecords) -> None:
+    """A file slice goes into the output list as it is, for records_send.response_parts to send from its file
+    (through a `list[Any]`: a `cast(bytes, ...)` is checked at run time in compiled code)."""
+    out.append(records)
+
+
 class _Records(_Bytes):
     """A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because
     the broker stores batches as received and never needs them decoded while handling the request. A value
@@ -184,7 +192,7 @@ class _Records(_Bytes):
     def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
         if isinstance(value, TransferableRecords):
             out.append(_I32.pack(len(value)))
-            out.append(cast(bytes, value))
+            _append_slice(out, value)
             return
         super().encode(value, out)
 
@@ -209,8 +217,19 @@ class Array(Type):
         self.nullable = nullable
         self.name = f"{'NULLABLE_' if nullable else ''}ARRAY({elem.name})"
         self.min_size = 4
-        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call.
+        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call, by a Struct
+        # per element count made once (`_numbers`).
         self._fmt = elem.fmt if isinstance(elem, Fixed) else None
+        self._structs: dict[int, struct.Struct] = {}
+
+    def _numbers(self, count: int) -> struct.Struct:
+        """The Struct of `count` elements (the few counts replica lists have, cached)."""
+        st = self._structs.get(count)
+        if st is None:
+            st = struct.Struct(f">{count}{self._fmt}")
+            if len(self._structs) < 64:
+                self._structs[count] = st
+        return st
 
     def encode(self, value: list[Any] | None, out: list[bytes]) -> None:
         if value is None:
@@ -219,7 +238,8 @@ class Array(Type):
             out.append(_I32.pack(-1))
             return
         if self._fmt is not None:
-            out.append(struct.pack(f">i{len(value)}{self._fmt}", len(value), *value))
+            out.append(_I32.pack(len(value)))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         out.append(_I32.pack(len(value)))
         for item in value:
@@ -237,7 +257,7 @@ class Array(Type):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode
@@ -435,7 +455,7 @@ class _CompactRecords(_CompactBytes):
     def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
         if isinstance(value, TransferableRecords):
             out.append(_varint(len(value) + 1))
-            out.append(cast(bytes, value))
+            _append_slice(out, value)
             return
         super().encode(value, out)
 
@@ -465,7 +485,7 @@ class CompactArray(Array):
             return
         out.append(_varint(len(value) + 1))
         if self._fmt is not None:
-            out.append(struct.pack(f">{len(value)}{self._fmt}", *value))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         for item in value:
             self.elem.encode(item, out)
@@ -480,7 +500,7 @@ class CompactArray(Array):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode
