@@ -152,6 +152,9 @@ class ReplicaFetcher:
                 await self._changed.wait()
                 continue
             try:
+                # connected first: a request of thousands of partitions is built only for a leader that is up
+                # (a dead leader's fetcher retries every backoff until the controller moves its partitions)
+                await self._connect()
                 if any(state.truncating for state in self.partitions.values()):
                     await self._truncate()
                 await self._fetch()
@@ -166,14 +169,17 @@ class ReplicaFetcher:
                 self._close()
                 await asyncio.sleep(self.backoff_s)
 
-    async def _send(self, api_key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if self._connection is None:
             # asyncio.timeout, not wait_for: 3.11's wait_for can swallow the cancellation of shutdown.
             async with asyncio.timeout(self.socket_timeout_s):
                 self._connection = await open_channel(
                     self.channel, *self.address, f"broker-{self.broker_id}-fetcher-0", limit=1 << 20
                 )
-        reader, writer = self._connection
+        return self._connection
+
+    async def _send(self, api_key: ApiKey, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        reader, writer = await self._connect()
         self._correlation_id += 1
         header = RequestHeader(api_key, version, self._correlation_id, f"broker-{self.broker_id}-fetcher-0")
         writer.write(frame(encode_request(header, body)))
