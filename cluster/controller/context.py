@@ -268,8 +268,9 @@ class ControllerContext:
         self.partition_states[partition] = state
 
     def partitions_in_states(self, *states: PartitionState, topic: str | None = None) -> set[TopicPartition]:
-        partitions = self.partitions_for_topic(topic) if topic is not None else self.partition_states
-        return {p for p in partitions if self.partition_state(p) in states}
+        if topic is None:  # every broker change scans all partitions: no call per partition
+            return {p for p, state in self.partition_states.items() if state in states}
+        return {p for p in self.partitions_for_topic(topic) if self.partition_state(p) in states}
 
     def offline_partitions(self) -> set[TopicPartition]:
         """Partitions in OfflinePartition, except those of topics being deleted (Kafka's
