@@ -50,65 +50,50 @@ def best_of(repeat: int, run: Callable[[], object], collect: bool) -> float:
     return min(times)
 
 
-def leader_and_isr_body() -> dict[str, Any]:
+def partition_state(p: int, **extra: Any) -> dict[str, Any]:
+    """One partition's state as both controller requests carry it (3 replicas, all in sync), plus `extra`."""
+    replicas = [p % 3, (p + 1) % 3, (p + 2) % 3]
+    return {
+        "partition_index": p,
+        "controller_epoch": 7,
+        "leader": p % 3,
+        "leader_epoch": 12,
+        "isr": replicas,
+        "zk_version": 12,
+        "replicas": replicas,
+        **extra,
+    }
+
+
+def topic_states(**extra: Any) -> list[dict[str, Any]]:
     per_topic = PARTITIONS // TOPICS
+    return [
+        {
+            "topic_name": f"topic-{t:04d}",
+            "topic_id": uuid.UUID(int=t + 1),
+            "partition_states": [partition_state(p, **extra) for p in range(per_topic)],
+        }
+        for t in range(TOPICS)
+    ]
+
+
+def leader_and_isr_body() -> dict[str, Any]:
     return {
         "controller_id": 1,
         "controller_epoch": 7,
         "broker_epoch": 4242,
         "type": 0,
-        "topic_states": [
-            {
-                "topic_name": f"topic-{t:04d}",
-                "topic_id": uuid.UUID(int=t + 1),
-                "partition_states": [
-                    {
-                        "partition_index": p,
-                        "controller_epoch": 7,
-                        "leader": p % 3,
-                        "leader_epoch": 12,
-                        "isr": [p % 3, (p + 1) % 3, (p + 2) % 3],
-                        "zk_version": 12,
-                        "replicas": [p % 3, (p + 1) % 3, (p + 2) % 3],
-                        "adding_replicas": [],
-                        "removing_replicas": [],
-                        "is_new": False,
-                    }
-                    for p in range(per_topic)
-                ],
-            }
-            for t in range(TOPICS)
-        ],
+        "topic_states": topic_states(adding_replicas=[], removing_replicas=[], is_new=False),
         "live_leaders": [{"broker_id": b, "host_name": "127.0.0.1", "port": 9092 + b} for b in range(3)],
     }
 
 
 def update_metadata_body() -> dict[str, Any]:
-    per_topic = PARTITIONS // TOPICS
     return {
         "controller_id": 1,
         "controller_epoch": 7,
         "broker_epoch": 4242,
-        "topic_states": [
-            {
-                "topic_name": f"topic-{t:04d}",
-                "topic_id": uuid.UUID(int=t + 1),
-                "partition_states": [
-                    {
-                        "partition_index": p,
-                        "controller_epoch": 7,
-                        "leader": p % 3,
-                        "leader_epoch": 12,
-                        "isr": [p % 3, (p + 1) % 3, (p + 2) % 3],
-                        "zk_version": 12,
-                        "replicas": [p % 3, (p + 1) % 3, (p + 2) % 3],
-                        "offline_replicas": [],
-                    }
-                    for p in range(per_topic)
-                ],
-            }
-            for t in range(TOPICS)
-        ],
+        "topic_states": topic_states(offline_replicas=[]),
         "live_brokers": [
             {
                 "id": b,
