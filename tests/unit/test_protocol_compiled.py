@@ -22,9 +22,8 @@ import pytest
 
 from kafkaops.cluster import protocol
 from kafkaops.cluster.protocol.records import Record, build_batch, iter_batches
-from kafkaops.cluster.protocol.schema import Schema
 from kafkaops.cluster.protocol.schemas import REQUESTS, RESPONSES, ApiKey
-from kafkaops.cluster.protocol.types import UUID, ZERO_UUID, Array, Type, _Bytes, _String
+from tests.unit.test_protocol_fuzz import _minimal
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE_RUN_FILES = [
@@ -46,19 +45,6 @@ def _run(argv: list[str], pure: bool) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *argv], check=False, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600
     )
-
-
-def _minimal(type_: Type) -> Any:
-    """The smallest value of a type (a body every API accepts)."""
-    if isinstance(type_, Schema):
-        return {field.name: _minimal(t) for field, t in type_.present}
-    if isinstance(type_, Array):
-        return []
-    if type_ is UUID:
-        return ZERO_UUID
-    if isinstance(type_, _String):
-        return ""
-    return b"" if isinstance(type_, _Bytes) else 0
 
 
 def _partition_states(count: int, extra: dict[str, Any]) -> list[dict[str, Any]]:
@@ -209,7 +195,7 @@ def test_the_build_runs_compiled_when_current() -> None:
 
 
 def test_the_same_bytes_and_values_both_ways() -> None:
-    result = _run([__file__], pure=not protocol.PURE_PYTHON)
+    result = _run(["-m", "tests.unit.test_protocol_compiled"], pure=not protocol.PURE_PYTHON)
     assert result.returncode == 0, result.stderr
     theirs = json.loads(result.stdout)
     ours = digest()
