@@ -31,6 +31,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kafkaops.cluster.common.compiled import PURE_PYTHON_VARIABLE
+
 PARTITIONS = 10_000
 TOPICS = 100
 MIB = 1024 * 1024
@@ -181,9 +183,9 @@ def measure(repeat: int, walk_mb: int, collect: bool) -> dict[str, Any]:
 
 def child(pure: bool, repeat: int, walk_mb: int, collect: bool) -> dict[str, Any]:
     env = dict(os.environ)
-    env.pop("KAFKAOPS_PURE_PYTHON", None)
+    env.pop(PURE_PYTHON_VARIABLE, None)
     if pure:
-        env["KAFKAOPS_PURE_PYTHON"] = "1"
+        env[PURE_PYTHON_VARIABLE] = "1"
     argv = [sys.executable, __file__, "--child", "--repeat", str(repeat), "--walk-mb", str(walk_mb)]
     argv += ["--gc"] if collect else []
     out = subprocess.run(argv, env=env, check=True, capture_output=True, text=True).stdout

@@ -33,6 +33,7 @@ from itertools import accumulate
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from kafkaops.cluster.common.compiled import build_is_current, pure_python_forced
 from kafkaops.statechange import sources
 from kafkaops.statechange.filters import RawPlan
 from kafkaops.statechange.model import RawEntry
@@ -191,16 +192,13 @@ the block-wise merge's BLOCK_SIZE costs no memory traffic and saves reads (10 % 
 def compiled_core() -> ModuleType | None:
     """`merge_core` compiled (`setup_merger_compiled.py`), or None: not built, built from an older source
     (an edit or a checkout since), or KAFKAOPS_PURE_PYTHON=1 (the fallback, which the tests also run)."""
-    if os.environ.get("KAFKAOPS_PURE_PYTHON"):
-        return None
     here = os.path.dirname(os.path.abspath(__file__))
     built = os.path.join(here, "merge_core" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
-    source = os.path.join(here, "merge_core.pyx")
+    if pure_python_forced() or not build_is_current(built, [os.path.join(here, "merge_core.pyx")]):
+        return None
     try:
-        if os.path.exists(source) and os.path.getmtime(source) > os.path.getmtime(built):
-            return None
         from kafkaops.statechange import merge_core  # type: ignore[attr-defined]
-    except (OSError, ImportError):
+    except ImportError:
         return None
     core: ModuleType = merge_core
     return core

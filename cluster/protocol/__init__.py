@@ -45,6 +45,8 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from kafkaops.cluster.common.compiled import build_is_current, pure_python_forced
+
 COMPILED = ("types", "schema", "records")
 """The modules `setup_codec_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside
 `<name>.py`, their code in one shared library, `codec__mypyc.cpython-*.so`): the primitive types, the schema
@@ -55,16 +57,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _SHARED_LIBRARY = os.path.join(_HERE, "codec__mypyc" + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-def _compiled_is_current() -> bool:
-    """Whether the shared library is built and no source is newer (an edit or a checkout since the build)."""
-    try:
-        built = os.path.getmtime(_SHARED_LIBRARY)
-        return all(os.path.getmtime(os.path.join(_HERE, f"{name}.py")) <= built for name in COMPILED)
-    except OSError:
-        return False
-
-
-PURE_PYTHON = bool(os.environ.get("KAFKAOPS_PURE_PYTHON")) or not _compiled_is_current()
+PURE_PYTHON = pure_python_forced() or not build_is_current(
+    _SHARED_LIBRARY, [os.path.join(_HERE, f"{name}.py") for name in COMPILED]
+)
 """Whether the `.py` modules run: KAFKAOPS_PURE_PYTHON=1 (the fallback, tested both ways), no build, or a
 stale one (all or none: the compiled modules call each other natively)."""
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kafkaops.cluster import protocol
+from kafkaops.cluster.common.compiled import PURE_PYTHON_VARIABLE
 from kafkaops.cluster.protocol.records import Record, build_batch, iter_batches
 from kafkaops.cluster.protocol.schemas import REQUESTS, RESPONSES, ApiKey
 from tests.unit.test_protocol_fuzz import _minimal
@@ -39,9 +40,9 @@ same code both ways, and the suite runs them the first way)."""
 def _run(argv: list[str], pure: bool) -> subprocess.CompletedProcess[str]:
     # not this process's pytest-xdist worker identity, nor its switch
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT_TEST"))}
-    env.pop("KAFKAOPS_PURE_PYTHON", None)
+    env.pop(PURE_PYTHON_VARIABLE, None)
     if pure:
-        env["KAFKAOPS_PURE_PYTHON"] = "1"
+        env[PURE_PYTHON_VARIABLE] = "1"
     return subprocess.run(
         [sys.executable, *argv], check=False, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600
     )
