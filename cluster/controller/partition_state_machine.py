@@ -274,7 +274,7 @@ class PartitionStateMachine:
                     assignment,
                     current,
                     ctx.online_replicas(tp, include_shutting_down=True),
-                    ctx.shutting_down_broker_ids,
+                    frozenset(ctx.shutting_down_broker_ids),
                 )
             case ReassignPartitionLeaderElectionStrategy():
                 target = ctx.partition_full_replica_assignment(tp).target_replicas
