@@ -459,7 +459,9 @@ class RunChecks:
             wait_for(lambda: member.caught_up(surviving), self.ctx.config.heal_timeout_s, interval_s=POLL_S,
                      what="the group consumer at the high watermarks")  # fmt: skip
         except TimeoutError:
-            self.ctx.log("the group consumer did not reach the high watermarks in time")
+            call = member.in_call
+            where = f": in {call[0]}() for {time.monotonic() - call[1]:.1f}s" if call is not None else ""
+            self.ctx.log(f"the group consumer did not reach the high watermarks in time{where}")
         member.stop()
         unread = unread_acks(acked, member.read(), self.ctx.surviving)
         problems = [f"{len(unread)} acked records never read (first {unread[:3]})"] if unread else []
