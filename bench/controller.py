@@ -18,16 +18,22 @@ watches, so that nothing in the brokers is instrumented or polled.
    (context loaded from ZooKeeper, the start-up request round sent). Baseline: reads of every state znode
    with kazoo's async API and with our pipelined multiRead reader.
 
+Each figure is also a row of issue 18's benchmark table (`bench/goals.py`), printed at the end and, with
+`--json PATH`, written there after each scenario (so a later scenario failing keeps the earlier rows).
+
 Usage: .venv/bin/python bench/controller.py [--partitions 10000] [--failover-partitions 100000] [--profile DIR]
+                                            [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -36,6 +42,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import Row, format_table, write_rows  # noqa: E402
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import alive, raise_open_files_limit
@@ -193,7 +203,12 @@ class Cluster:
         with KafkaZkClient(zookeeper.connect_string) as zk:
             zk.kazoo.ensure_path(f"/{name}")
         self.local = LocalCluster(state / name)
-        self.local.up(3, self.connect, OVERRIDES)
+        try:
+            self.local.up(3, self.connect, OVERRIDES)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the brokers that did start
+                self.down()
+            raise
 
     def controller_id(self) -> int:
         with KafkaZkClient(self.connect) as zk:
@@ -253,7 +268,10 @@ def report_profile(profiler: Profiler | None) -> None:
                 print(summary(path), flush=True)
 
 
-def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None) -> None:
+def scenario_election(
+    zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None
+) -> tuple[list[Row], float]:
+    """The rows, and the raw fenced multi-write's seconds (the controlled shutdown's baseline too)."""
     cluster = Cluster(zookeeper, state, "election")
     try:
         controller = cluster.controller_id()
@@ -290,11 +308,14 @@ def scenario_election(zookeeper: LocalZooKeeper, state: Path, partitions: int, p
             f"included): controller {cpu[controller]:5.2f} s, survivor {cpu[survivor]:5.2f} s",
             flush=True,
         )
+        return goals.election_rows(partitions, elapsed, controller_s, baseline), baseline
     finally:
         cluster.down()
 
 
-def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None) -> None:
+def scenario_controlled_shutdown(
+    zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None, raw_s: float | None
+) -> Row:
     cluster = Cluster(zookeeper, state, "shutdown")
     try:
         controller = cluster.controller_id()
@@ -332,6 +353,7 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
             f"the exit: controller {cpu[controller]:5.2f} s, staying broker {cpu[staying]:5.2f} s",
             flush=True,
         )
+        return goals.shutdown_row(partitions, elapsed, raw_s, moved)
     finally:
         cluster.down()
 
@@ -339,7 +361,7 @@ def scenario_controlled_shutdown(zookeeper: LocalZooKeeper, state: Path, partiti
 READY = re.compile(r"Controller (\d+) epoch (\d+) ready in ([\d.]+) s: (\d+) brokers, (\d+) topics, (\d+) partitions")
 
 
-def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> None:
+def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> Row:
     cluster = Cluster(zookeeper, state, "failover")
     try:
         controller = cluster.controller_id()
@@ -389,6 +411,7 @@ def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
             f"znode: kazoo async {kazoo_reads:5.2f} s, raw pipelined {raw_reads:5.2f} s",
             flush=True,
         )
+        return goals.failover_row(partitions, at - t0, raw_reads)
     finally:
         cluster.down()
 
@@ -401,6 +424,7 @@ def main() -> None:
     parser.add_argument("--only-failover", action="store_true")
     parser.add_argument("--profile", type=Path, help="py-spy the brokers of the election and shutdown into DIR")
     parser.add_argument("--state-dir", type=Path, help="keep the brokers' logs here (default: a temporary dir)")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     open_files = raise_open_files_limit(OPEN_FILES)
     if open_files < OPEN_FILES:
@@ -409,14 +433,23 @@ def main() -> None:
         state = args.state_dir or Path(temporary)
         zookeeper = LocalZooKeeper(state / "zk", free_port(), heap_mb=1024)
         zookeeper.start()
+        rows: list[Row] = []
+
+        def add(new: list[Row]) -> None:
+            rows.extend(new)
+            if args.json:
+                write_rows(args.json, rows)
+
         try:
             if not args.only_failover:
-                scenario_election(zookeeper, state, args.partitions, args.profile)
-                scenario_controlled_shutdown(zookeeper, state, args.partitions, args.profile)
+                election, raw_s = scenario_election(zookeeper, state, args.partitions, args.profile)
+                add(election)
+                add([scenario_controlled_shutdown(zookeeper, state, args.partitions, args.profile, raw_s)])
             if not args.skip_failover:
-                scenario_failover(zookeeper, state, args.failover_partitions)
+                add([scenario_failover(zookeeper, state, args.failover_partitions)])
         finally:
             zookeeper.stop()
+    print(format_table(rows), flush=True)
 
 
 if __name__ == "__main__":

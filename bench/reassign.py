@@ -33,7 +33,11 @@ being shared. The ratio printed is the reassignment's time over the raw time.
 
 The load average is printed at the start and the end: the machine is shared, read figures with it.
 
+The figure is also a row of issue 18's benchmark table (`bench/goals.py`: partitions/s against the raw
+fenced writes/s), printed at the end and, with `--json PATH`, written there.
+
 Usage: .venv/bin/python bench/reassign.py [--partitions 10000] [--topic-size 1000] [--brokers B] [--profile DIR]
+                                          [--json PATH]
 Starts its own ZooKeeper and brokers under a temporary directory (`--state-dir` to keep it) and stops
 every process it started on exit, error, SIGINT or SIGTERM.
 """
@@ -55,6 +59,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import format_table, write_rows  # noqa: E402
 from kafkaops.admin import reassignment as files
 from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin import topics as admin_topics
@@ -285,7 +293,7 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
     t = time.monotonic()
     cluster.up(brokers=len(layout.old), zookeeper_connect=connect, broker_overrides=OVERRIDES)
     with KafkaZkClient(connect) as zk:
-        setup = set_up(args, zk, cluster, connect, layout, t)
+        setup = set_up(args, zk, cluster, layout, t)
         raw_s = raw_ceiling(zk, len(layout.partitions))
         plan_file = state / "reassignment.json"
         plan_file.write_text(files.format_reassignment_json(layout.target))
@@ -301,6 +309,11 @@ def run(args: argparse.Namespace, state: Path, started: list[Callable[[], None]]
             profiler.stop()
         checks = check_outcome(zk, cluster, layout)
     report(args, cluster, layout, setup, raw_s, timed, Usage(cpu, own, load_before, load_after), checks)
+    moved = checks.leaders_moved and checks.created
+    rows = [goals.reassign_row(len(layout.partitions), timed.elapsed, raw_s, moved)]
+    print(format_table(rows), flush=True)
+    if args.json:
+        write_rows(args.json, rows)
 
 
 def plan_layout(args: argparse.Namespace, per_set: int, open_files: int) -> Layout:
@@ -320,9 +333,7 @@ def plan_layout(args: argparse.Namespace, per_set: int, open_files: int) -> Layo
     return Layout(open_files, old, new, topics, [t for t, _ in topics], partitions, target, hosted)
 
 
-def set_up(
-    args: argparse.Namespace, zk: KafkaZkClient, cluster: LocalCluster, connect: str, layout: Layout, t: float
-) -> Setup:
+def set_up(args: argparse.Namespace, zk: KafkaZkClient, cluster: LocalCluster, layout: Layout, t: float) -> Setup:
     """On the old brokers (up since `t`): every topic led and its logs created; then the new brokers, all settled."""
     old, new, names, hosted = layout.old, layout.new, layout.names, layout.hosted
     create_topics(zk, layout.topics, old)
@@ -333,7 +344,8 @@ def set_up(
         "old brokers' logs created",
         0.5,
     )
-    cluster.up(brokers=len(old) + len(new), zookeeper_connect=connect, broker_overrides=OVERRIDES)
+    for broker_id in new:  # `up` would restart the state dir's brokers only
+        cluster.add_broker(broker_id=broker_id, timeout_s=120)
     pids = {b: cluster.broker_pid(b) for b in (*old, *new)}
     if any(pid is None for pid in pids.values()):
         raise RuntimeError(f"a broker is not running: {pids}")
@@ -509,6 +521,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="py-spy the controller, an old and a new broker into DIR")
     parser.add_argument("--timeline", type=Path, help="write (seconds, partitions complete) pairs as JSON")
     parser.add_argument("--state-dir", type=Path, help="keep the cluster's directories here (default: temporary)")
+    parser.add_argument("--json", type=Path, help="write the row of issue 18's table here (a JSON list)")
     args = parser.parse_args()
     if args.partitions < 1 or args.topic_size < 1:
         parser.error("--partitions and --topic-size must be positive")

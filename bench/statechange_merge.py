@@ -17,6 +17,8 @@ filter (the middle third of the logs' time span), and with --grep; (3) with --sp
 (embedded local[*]) on the input copied N times (hard links: more brokers with the same logs), wall
 time including its start-up, next to the streaming engine on the same input: where Spark's line
 crosses the streaming engine's, it starts to pay on this machine.
+(1) and the topic-and-time filter of (2) are also rows of issue 18's benchmark table (`bench/goals.py`: MB/s
+by wall time against sort -m's), printed at the end and, with `--json PATH`, written there.
 """
 
 from __future__ import annotations
@@ -32,11 +34,16 @@ import tempfile
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import NamedTuple
 
 from statechange_logs import TOPICS, write_fleet
 
-from kafkaops.cluster.common import log4j
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import goals  # noqa: E402 - after the path it is found on
+from bench.table import format_table, write_rows  # noqa: E402
+from kafkaops.cluster.common import log4j  # noqa: E402
 
 KAFKAOPS = os.path.join(os.path.dirname(sys.executable), "kafkaops")
 START = datetime(2024, 5, 1, 12, 0, 0)
@@ -118,6 +125,7 @@ def main() -> None:
     parser.add_argument("--spark-scale", type=int, nargs="*", default=[1], help="input copies for the Spark runs")
     parser.add_argument("--keep", help="generate into this directory and keep it")
     parser.add_argument("--input", help="merge the *state-change* files of this directory (no generation)")
+    parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
 
     directory = args.input or args.keep or tempfile.mkdtemp(prefix="statechange-bench-")
@@ -139,7 +147,7 @@ def main() -> None:
         env = {**os.environ, "LC_ALL": "C"}
         local = [KAFKAOPS, "state-change-log-merger", "--engine", "local", "--logs", ",".join(paths)]
         times = best_of(args.repeat, {"sort": ["sort", "-m", *paths], "local": local}, env)
-        sort_m = times["sort"]
+        sort_m, unfiltered = times["sort"], times["local"]
         print(f"\n(1) unfiltered merge, best of {args.repeat}")
         report("LC_ALL=C sort -m", sort_m, size, entries)
         report("kafkaops --engine local", times["local"], size, entries, sort_m)
@@ -149,6 +157,10 @@ def main() -> None:
         print(f"\n(2) filters, best of {args.repeat}")
         report(f"--topic {TOPICS[0]} + middle third of the time", times["filtered"], size, entries, sort_m)
         report(f"{' '.join(grep)}", times["grep"], size, entries, sort_m)
+        rows = [
+            goals.merge_row("unfiltered", size, unfiltered.wall, sort_m.wall),
+            goals.merge_row("--topic + time window", size, times["filtered"].wall, sort_m.wall),
+        ]
         if args.spark:
             print("\n(3) --engine spark (embedded local[*], start-up included) and --engine local, one run each")
             for copies in args.spark_scale:
@@ -168,6 +180,9 @@ def main() -> None:
                         Timing(sort_m.wall * copies, (sort_m.cpu or 0) * copies),  # sort -m scales with its input
                     )
         print(load(), flush=True)
+        print(format_table(rows), flush=True)
+        if args.json:
+            write_rows(args.json, rows)
     finally:
         if not args.keep and not args.input:
             shutil.rmtree(directory, ignore_errors=True)

@@ -25,7 +25,7 @@ import re._constants  # type: ignore[import-not-found]  # CPython internals: no 
 import re._parser  # type: ignore[import-not-found]
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate, repeat
 from operator import add
@@ -35,6 +35,7 @@ from kafkaops.cluster.common.errors import InvalidArgumentError, InvalidTopicErr
 from kafkaops.statechange import patterns
 from kafkaops.statechange.parse import (
     ORPHAN_KEY,
+    entry_key,
     entry_text,
     first_line,
     is_legal_topic,
@@ -301,3 +302,129 @@ def fields_match(spec: EntryFilter, key: bytes, text: bytes) -> bool:
         p.topic == spec.topic and (not spec.partitions or p.partition in spec.partitions)
         for p in iter_partitions(message)
     )
+
+
+# --- the compiled merge core's filter (`merge_core`): tests on raw bytes, in the order of their cost ------
+
+Accept = Callable[[bool, bytes], bool]
+"""Given (orphan, text) of an entry, whether to keep it."""
+
+ORPHAN_INT_KEY = -1
+NO_INT_BOUND = 1 << 62
+
+
+@dataclass(frozen=True)
+class RawPlan:
+    """`entry_selector`'s decisions, for an engine that sees one raw entry at a time and keys timestamps as
+    ints (`yyyyMMddHHmmssSSS`: the digits of the timestamp, so ints order as the timestamps do): keep an entry
+    when low <= key <= high (an orphan's key is ORPHAN_INT_KEY), its first line contains `line_needle`, its
+    text `text_needle`, and `accept(orphan, text)` (None: always). The cheap tests only narrow what
+    `accept` sees; `accept` alone decides what remains."""
+
+    low: int = ORPHAN_INT_KEY
+    high: int = NO_INT_BOUND
+    line_needle: bytes = b""
+    text_needle: bytes = b""
+    accept: Accept | None = field(default=None, compare=False)
+
+
+def int_key(timestamp: str) -> int:
+    """A canonical `yyyy-MM-dd HH:mm:ss,SSS` as the int key `RawPlan` compares."""
+    return int("".join(char for char in timestamp if char.isdigit()))
+
+
+def raw_plan(spec: EntryFilter) -> RawPlan:
+    """The plan that keeps the same entries as `entry_selector(spec)`: the time window on int keys (any
+    bound drops orphans, as `[timestamp]` bounds do), the topic as a literal of the first line, a --grep
+    pattern's required literal in the text; then the topic exactly on the raw message (`topic_accept`)
+    and the --grep pattern on the entry's text, or, with the parsed-field filters, `entry_selector`
+    itself on the entry."""
+    bounded = spec.start is not None or spec.end is not None
+    low = (int_key(spec.start) if spec.start is not None else 0) if bounded else ORPHAN_INT_KEY
+    high = int_key(spec.end) if spec.end is not None else NO_INT_BOUND
+    topic = spec.topic.encode() if spec.topic is not None else b""
+    literal = required_literal(compile_grep(spec.grep)) if spec.grep is not None else None
+    accept: Accept | None = None
+    if spec.brokers or spec.controller_epochs or spec.levels:
+        select = entry_selector(spec)
+        assert select is not None
+
+        def accept(orphan: bool, text: bytes) -> bool:
+            return bool(select([ORPHAN_KEY if orphan else entry_key(text)], [text]))
+
+    elif spec.grep is not None:
+        search = compile_grep(spec.grep).search
+        named = topic_accept(spec.topic, spec.partitions) if spec.topic is not None else None
+
+        def accept(orphan: bool, text: bytes) -> bool:
+            return search(entry_text(text)) is not None and (named is None or named(orphan, text))
+
+    elif spec.topic is not None:
+        accept = topic_accept(spec.topic, spec.partitions)
+    return RawPlan(low, high, topic, literal or b"", accept)
+
+
+@functools.cache
+def _header_bytes() -> re.Pattern[bytes]:
+    return patterns.compile_bytes(patterns.HEADER)  # on first use: every command pays for an import
+
+
+def raw_plan_pays(spec: EntryFilter) -> bool:
+    """Whether an engine running `raw_plan(spec)` beats the block-wise `entry_selector`: not when its
+    `accept` parses the fields of every entry in the window (--level, --broker, --controller-epoch) or
+    searches every one (a --grep pattern without a required literal), one call per entry instead of
+    one per block."""
+    if spec.levels or spec.brokers or spec.controller_epochs:
+        return False
+    return spec.grep is None or required_literal(compile_grep(spec.grep)) is not None
+
+
+_KAFKA_LAYOUT = re.compile(
+    rb"\[.{23}\] (?:" + "|".join(patterns.LEVELS).encode() + rb") ++(.*) \(state\.change\.logger\)", re.DOTALL
+)
+"""A first line in Kafka's layout, `[timestamp] LEVEL message (state.change.logger)`, group 1 its message as
+`patterns.HEADER` reads it: the spaces after the level are all taken (possessive, as HEADER's greedy ` +`
+never gives one back) and the logger ends the line (the rightmost ` (logger)`, as HEADER backs off to)."""
+
+
+def raw_message(line: bytes, orphan: bool) -> bytes:
+    """`parse.parse_first_line(line)`'s message, on bytes (the line without its terminator): by
+    `_KAFKA_LAYOUT` for Kafka's layout, else by `patterns.HEADER`."""
+    if orphan:
+        return line
+    kafka = _KAFKA_LAYOUT.fullmatch(line)
+    if kafka is not None:
+        return kafka.group(1)
+    match = _header_bytes().match(line)
+    return line if match is None else match.group(patterns.HEADER_MESSAGE)
+
+
+def topic_accept(topic: str, partitions: frozenset[int]) -> Accept:
+    """`fields_match` for --topic/--partitions alone, on the raw first line: at each occurrence of the
+    topic's name in the message (`raw_message`), `patterns.topic_partition`'s forms. All the patterns are
+    ASCII, so bytes match as the decoded text does (a non-ASCII byte, like a replaced character, is in
+    none of their classes)."""
+    name = topic.encode()
+    # by the character before the name: the forms that can match there, and where they start
+    forms: dict[int, list[tuple[Callable[[bytes, int], re.Match[bytes] | None], int]]] = {}
+    for pattern, width, chars in patterns.topic_partition(topic):
+        match = patterns.compile_bytes(pattern).match
+        for char in chars.encode():
+            forms.setdefault(char, []).append((match, width))
+
+    def accept(orphan: bool, text: bytes) -> bool:
+        end = text.find(b"\n")
+        line = text if end < 0 else text[:end]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        message = raw_message(line, orphan)
+        at = message.find(name)
+        while at >= 0:
+            for match, width in forms.get(message[at - 1], ()) if at else ():
+                found = match(message, at - width) if at >= width else None
+                if found is not None and (not partitions or int(found.group(1)) in partitions):
+                    return True
+            at = message.find(name, at + 1)
+        return False
+
+    return accept

@@ -111,6 +111,28 @@ PARTITION_GROUPS = ((1, 2), (3, 4), (5, 6), (7, 8))
 
 LEGAL_TOPIC = "^" + _TOPIC + r"(?![\s\S])"
 
+
+def topic_partition(topic: str) -> list[tuple[str, int, str]]:
+    """PARTITION's forms for one topic, as (pattern, width, chars): the form starts `width` characters
+    before the topic's name, the last of them one of `chars`. A message names a partition of `topic` (in
+    `parse.iter_partitions`, a left-to-right scan) exactly when a form matches `width` before where the
+    name occurs; the one group of the form is the partition number. (PARTITION's matches never overlap
+    one another, except that a 0.8 `[topic-1,0]`, the topic `topic-1`, also reads as `[topic-1`, the topic
+    `topic`, partition 1: the scan takes the first, so here the `t-p` form is not taken at a `[` that
+    starts a `[topic,partition]`.) For Python's `re` only: the local engine's raw-bytes filter
+    (`filters.topic_accept`)."""
+    name = re.escape(topic)
+    forms = [
+        (r"topicName='" + name + r"', partitionIndex=" + NUMBER, len("topicName='"), "'"),
+        (r"topic=" + name + r",partition=" + NUMBER, len("topic="), "="),
+        (r"[ \t,](?<!rack:[ \t,])" + name + "-" + NUMBER + _TOKEN_END, 1, " \t,"),
+        (r"\[(?<!rack:\[)(?!" + _BRACKET_TOPIC + r",(?: )*[0-9]{1,18}\])" + name + "-" + NUMBER + _TOKEN_END, 1, "["),
+    ]
+    if not topic.isdigit():  # a bracketed topic has a non-digit
+        forms.append((r"\[" + name + r",(?: )*" + NUMBER + r"\]", 1, "["))
+    return forms
+
+
 # --- rotated files (log4j DailyRollingFileAppender, DatePattern '.'yyyy-MM-dd-HH) -------------------
 
 ROTATED_NAME = r"^(.+)\.([0-9]{4}-[0-9]{2}(?:-[0-9]{2}(?:-[0-9]{2}(?:-[0-9]{2})?)?)?)((?:\.gz)?)(?![\s\S])"

@@ -438,7 +438,8 @@ class FaultInjector:
             producer = self.ctx.producers.get(topic)
             if producer is not None:
                 producer.stop(flush_timeout_s=20)
-                self.ctx.log(f"producer of {topic} stopped ({len(producer.acked)} acked) before deleting it")
+                unflushed = ", some sends not acknowledged within 20 s" if producer.unflushed else ""
+                self.ctx.log(f"producer of {topic} stopped ({len(producer.acked)} acked{unflushed}) before deleting it")
             self.ctx.log(f"topics --delete --topic {topic}")
             intent.exit_code, intent.output = self.ctx.cli(
                 "topics", "--zookeeper", self.ctx.connect, "--delete", "--topic", topic

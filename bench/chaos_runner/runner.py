@@ -167,7 +167,12 @@ class ChaosRun:
             ctx.state_dir / "live-consumer-debug.log" if ctx.consumer_debug else None,
             settings=ctx.librdkafka_settings(),
         )
-        ctx.group_consumer = GroupCommitConsumer(bootstrap, ctx.surviving, settings=ctx.librdkafka_settings())
+        ctx.group_consumer = GroupCommitConsumer(
+            bootstrap,
+            ctx.surviving,
+            settings=ctx.librdkafka_settings(),
+            debug_log=ctx.state_dir / "group-consumer-debug.log" if ctx.consumer_debug else None,
+        )
 
     def log_progress(self, now: float, progress: _Progress) -> None:
         ctx = self.ctx
@@ -376,7 +381,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-data", action="store_true", help="keep the partition logs after a passing run")
     parser.add_argument("--print-schedule", action="store_true", help="print the planned actions and exit")
     parser.add_argument(
-        "--consumer-debug", action="store_true", help="librdkafka debug lines of the live consumer to a file"
+        "--consumer-debug", action="store_true", help="librdkafka debug lines of both consumers to files"
     )
     parser.add_argument(
         "--security",

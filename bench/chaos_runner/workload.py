@@ -235,6 +235,17 @@ def confluent_settings(
     }
 
 
+def librdkafka_debug(path: Path, contexts: str) -> dict[str, Any]:
+    """confluent-kafka settings that write librdkafka's `debug=<contexts>` lines to `path`."""
+    logger = logging.getLogger(f"kafkaops.chaos.librdkafka.{path.stem}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s"))
+    logger.addHandler(handler)
+    return {"debug": contexts, "log_level": 7, "logger": logger}
+
+
 class ConsumerThread:
     """How the runner stops a consumer that reads on its own thread (`_thread`, told by `_stop`)."""
 
@@ -306,13 +317,7 @@ class LiveConsumer(ConsumerThread):
 
         extra: dict[str, Any] = {**self.settings, "statistics.interval.ms": 10000, "stats_cb": keep_stats}
         if self.debug_log is not None:
-            logger = logging.getLogger("kafkaops.chaos.librdkafka")
-            logger.propagate = False
-            logger.setLevel(logging.DEBUG)
-            handler = logging.FileHandler(self.debug_log)
-            handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s"))
-            logger.addHandler(handler)
-            extra.update({"debug": "metadata,topic,fetch", "log_level": 7, "logger": logger})
+            extra.update(librdkafka_debug(self.debug_log, "metadata,topic,fetch"))
         return confluent_settings(self._bootstrap, extra, self._group_id)
 
     def _run(self) -> None:
@@ -421,9 +426,14 @@ class ReadTracker:
 
 
 class GroupCommitConsumer(ConsumerThread, ReadTracker):
-    """A confluent-kafka consumer subscribed to `topics` as a member of `group_id`, committing synchronously
-    (after each batch) the offset after the last record it read of each partition, on its own thread.
+    """A confluent-kafka consumer subscribed to `topics` as a member of `group_id`, committing (after each
+    batch) the offset after the last record it read of each partition, on its own thread. A commit counts as
+    acknowledged when librdkafka's commit callback says so.
 
+    Commits are asynchronous: a synchronous commit() waits for good when the member's session times out
+    while it is outstanding (a coordinator SIGKILLed and replaced more slowly than session.timeout.ms): the
+    group then waits for the application to take the revocation, which only a consume() call serves, and
+    the commit waits for the group. Seen in CI with librdkafka 2.16.
     What it read and how its reading moved is its ReadTracker's."""
 
     def __init__(
@@ -432,9 +442,14 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
         topics: Sequence[str],
         group_id: str = COMMIT_GROUP,
         settings: Mapping[str, Any] | None = None,
+        debug_log: Path | None = None,
     ) -> None:
         super().__init__()
         self.settings = dict(settings or {})
+        self.debug_log = debug_log
+        """Where librdkafka's `debug=cgrp` lines go, if anywhere."""
+        self.in_call: tuple[str, float] | None = None
+        """The client call the member's thread is in and since when (monotonic): what a stuck member waits on."""
         self.commits = 0
         self.commit_errors: Counter[str] = Counter()
         self.error: BaseException | None = None
@@ -455,7 +470,11 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
         # a frozen (zombie) coordinator answers nothing: without a request timeout shorter than librdkafka's
         # 60 s default the member waits on it for most of a short run instead of finding the next coordinator
         timeouts = {"session.timeout.ms": 10000, "socket.timeout.ms": 10000}
-        settings = confluent_settings(self._bootstrap, {**self.settings, **timeouts}, self._group_id)
+        debug = librdkafka_debug(self.debug_log, "cgrp") if self.debug_log is not None else {}
+        callbacks = {"on_commit": self._committed}
+        settings = confluent_settings(
+            self._bootstrap, {**self.settings, **timeouts, **debug, **callbacks}, self._group_id
+        )
         try:
             consumer = Consumer(settings)
             consumer.subscribe(self._topics, on_assign=self._assigned)
@@ -465,6 +484,7 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
         try:
             while not self._stop.is_set():
                 batch: dict[tuple[str, int], int] = {}
+                self.in_call = ("consume", time.monotonic())
                 for message in consumer.consume(num_messages=500, timeout=0.2):
                     if message.error() is not None:
                         continue
@@ -474,21 +494,30 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
                     batch[tp] = int(message.offset() or 0) + 1
                 if not batch:
                     continue
+                self.in_call = ("commit", time.monotonic())
                 try:
                     consumer.commit(
-                        offsets=[CTopicPartition(t, p, o) for (t, p), o in batch.items()], asynchronous=False
+                        offsets=[CTopicPartition(t, p, o) for (t, p), o in batch.items()], asynchronous=True
                     )
                 except KafkaException as error:
                     self.commit_errors[error.args[0].name() if error.args else type(error).__name__] += 1
-                    continue
-                with self._lock:
-                    self.commits += 1
-                    self.commit_acked(batch)
+                finally:
+                    self.in_call = None
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
         finally:
             with contextlib.suppress(Exception):
                 consumer.close()
+
+    def _committed(self, error: Any, partitions: list[Any]) -> None:
+        """librdkafka's answer to a commit (served by consume() on the member's thread)."""
+        if error is not None:
+            self.commit_errors[error.name()] += 1
+            return
+        acknowledged = {(str(tp.topic), int(tp.partition)): int(tp.offset) for tp in partitions if tp.error is None}
+        with self._lock:
+            self.commits += 1
+            self.commit_acked(acknowledged)
 
     def _assigned(self, _consumer: Any, partitions: list[Any]) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ server wires it in; the broker never imports the controller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import time
@@ -109,6 +110,15 @@ def _exempt_from_request_quota(request: Request) -> bool:
     return key in _CLUSTER_ACTIONS or (key == ApiKey.FETCH and request.body.get("replica_id", -1) >= 0)
 
 
+_CONNECTION_SET_UP = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
+
+
+def _served_before_metadata(request: Request) -> bool:
+    """Whether a request is served by a broker that has no metadata yet: the controller's, a follower's fetch
+    and a connection's set-up read nothing of the cluster's metadata (the controller's fill it)."""
+    return request.header.api_key in _CONNECTION_SET_UP or _exempt_from_request_quota(request)
+
+
 class LocalController(Protocol):
     """This broker's controller component, as the request handlers use it (blocking calls: executor only)."""
 
@@ -155,8 +165,16 @@ class KafkaApis:
         group_metadata_manager: GroupMetadataManager | None = None,
         inter_broker: InterBrokerChannel | None = None,
         authorizer: AclAuthorizer | None = None,
+        metadata_wait_s: float = 0.0,
     ) -> None:
         self.broker_id = broker_id
+        self.metadata_wait_s = metadata_wait_s
+        """How long a client's request waits, after the broker started, for the controller's first UpdateMetadata
+        (0: not at all). Kafka 2.8 answers from an empty cache then: no brokers, no topics, no coordinator, which
+        made librdkafka forget live brokers (its coordinator among them) and refuse a commit's partitions; a
+        KRaft broker serves nothing before it has caught up with the metadata, and neither does this one, for
+        at most this long (what a dead controller takes to be replaced: the ZooKeeper session timeout)."""
+        self._metadata_ready = asyncio.Event()
         self.inter_broker = inter_broker or InterBrokerChannel()
         """How this broker reaches the controller when it forwards a request to it (SASL login included)."""
         self.authorizer = authorizer
@@ -239,6 +257,9 @@ class KafkaApis:
         `context` (the network layer's) gets the throttle time to mute the connection for."""
         context = context or RequestContext()
         header = request.header
+        if not self._metadata_ready.is_set() and self.metadata_wait_s > 0 and not _served_before_metadata(request):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._metadata_ready.wait(), self.metadata_wait_s)
         request_quota = self.quotas.request
         if not request_quota.quotas_enabled or _exempt_from_request_quota(request):
             return await self._dispatch(request, context)
@@ -690,6 +711,8 @@ class KafkaApis:
         if topics and self.admin_manager is not None:
             # Kafka: admin requests waiting for these topics' metadata may complete now
             self.admin_manager.try_complete_delayed_topic_operations(topics)
+        if response["error_code"] == errors.NONE:
+            self._metadata_ready.set()
         return response
 
     def _update_metadata(self, correlation_id: int, body: Body) -> tuple[Response, set[str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kafkaops.cluster.broker import isr as rules
 from kafkaops.cluster.broker.producer_state import BatchMetadata, ProducerStateManager
@@ -143,7 +143,7 @@ class Partition:
             return LeaderAppend(duplicate.first_offset, duplicate.last_offset, self.log.log_start_offset, True)
         info: LogAppendInfo = self.log.append_as_leader(records, self.leader_epoch)
         if header.is_idempotent:
-            self.producers.update(replace(header, base_offset=info.first_offset))
+            self.producers.update(header.replace(base_offset=info.first_offset))
         return LeaderAppend(info.first_offset, info.last_offset, info.log_start_offset)
 
     def enough_replicas_reached(self, required_offset: int, min_insync: int) -> bool | None:

@@ -69,6 +69,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError
 from kafkaops.cluster.log import UNDEFINED_EPOCH, LogConfig, LogManager
+from kafkaops.cluster.log.file_records import FileRecords
 from kafkaops.cluster.protocol.records import validate_produce_records
 from kafkaops.cluster.state_change_log import (
     BrokerLog,
@@ -857,11 +858,13 @@ class ReplicaManager:
                 return FetchPartitionResult(
                     tp, NONE, partition.high_watermark, log_.log_start_offset, b"", (epoch, end_offset)
                 )
+        records: FileRecords | bytes
         if fetch_offset == log_.log_end_offset and fetch_offset >= log_.log_start_offset:
             # at the end: nothing to read (most partitions of an idle follower's fetch, twice a second)
             records, log_start_offset = b"", log_.log_start_offset
         else:
-            result = log_.read(fetch_offset, limit, max_offset, min_one_batch=first and limit > 0)
+            # the batches stay in their file: the network layer sends them with sendfile (socket_server)
+            result = log_.read_file_records(fetch_offset, limit, max_offset, min_one_batch=first and limit > 0)
             records, log_start_offset = result.records, result.log_start_offset
         if throttled and self._is_throttled(self._leader_throttled, tp):
             self.leader_quota.record(len(records), self.clock())
@@ -877,25 +880,36 @@ class ReplicaManager:
             partition = self._partition_for(
                 tp, leader_only=replica_id != DEBUGGING_REPLICA_ID, current_leader_epoch=request.current_leader_epoch
             )
-            return self._offset_for(partition, request.timestamp, replica_id)
+            return self._offset_for(partition, request.timestamp, replica_id, request.current_leader_epoch)
         except BrokerError as error:
             return ListOffsetsPartitionResult(tp, error.code)
         except LogDirFailureError:
             return ListOffsetsPartitionResult(tp, KAFKA_STORAGE_ERROR)
 
     @staticmethod
-    def _offset_for(partition: Partition, timestamp: int, replica_id: int) -> ListOffsetsPartitionResult:
+    def _offset_for(
+        partition: Partition, timestamp: int, replica_id: int, current_leader_epoch: int
+    ) -> ListOffsetsPartitionResult:
         tp = partition.tp
         from_consumer = replica_id == CONSUMER_REPLICA_ID
         latest_epoch = partition.log.latest_epoch
         epoch = latest_epoch if latest_epoch is not None else -1
+        # A new leader's HW may still be below what the old one had committed until its followers fetch
+        # again: a client asking for "latest" then would see the end of the log move backwards (KIP-207).
+        lagging = (
+            from_consumer and partition.is_leader and partition.leader_epoch_start_offset > partition.high_watermark
+        )
         if timestamp == LATEST_TIMESTAMP:
+            if lagging:
+                raise errors.OffsetNotAvailableError(_hw_lagging(partition, current_leader_epoch))
             offset = partition.high_watermark if from_consumer else partition.log_end_offset
             return ListOffsetsPartitionResult(tp, NONE, -1, offset, epoch)
         if timestamp == EARLIEST_TIMESTAMP:
             return ListOffsetsPartitionResult(tp, NONE, -1, partition.log.log_start_offset, epoch)
         found = partition.log.offset_for_timestamp(timestamp)
         if found is None or (from_consumer and found.offset >= partition.high_watermark):
+            if lagging:
+                raise errors.OffsetNotAvailableError(_hw_lagging(partition, current_leader_epoch))
             return ListOffsetsPartitionResult(tp, NONE, -1, -1, -1)
         return ListOffsetsPartitionResult(tp, NONE, found.timestamp, found.offset, epoch)
 
@@ -980,3 +994,13 @@ class ReplicaManager:
 
     def describe_log_dirs(self, partitions: Set[TopicPartition] | None) -> list[LogDirDescription]:
         return self.alter_log_dirs.describe_log_dirs(partitions)
+
+
+def _hw_lagging(partition: Partition, current_leader_epoch: int) -> str:
+    """Kafka's `Partition.fetchOffsetForTimestamp` text for OFFSET_NOT_AVAILABLE."""
+    epoch = "unknown epoch" if current_leader_epoch == -1 else f"epoch {current_leader_epoch}"
+    return (
+        f"Failed to fetch offsets for partition {partition.tp} with leader {epoch} as this "
+        f"partition's high watermark ({partition.high_watermark}) is lagging behind the start offset from the "
+        f"beginning of this epoch ({partition.leader_epoch_start_offset})."
+    )

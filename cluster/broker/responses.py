@@ -15,6 +15,7 @@ from typing import Any
 
 from kafkaops.cluster.broker.metadata_cache import CachedBroker
 from kafkaops.cluster.common import errors
+from kafkaops.cluster.protocol.records_send import TransferableRecords, parts_size
 from kafkaops.cluster.protocol.schemas import RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from kafkaops.cluster.protocol.types import ZERO_UUID, Buffer
 from kafkaops.cluster.state_change_log import UpdateMetadataPartitionState
@@ -82,7 +83,8 @@ class FetchPartitionResult:
     error_code: int
     high_watermark: int = -1
     log_start_offset: int = -1
-    records: Buffer = b""
+    records: Buffer | TransferableRecords = b""
+    """The batches read, a slice of a segment file (sent from it, socket_server) or bytes."""
     diverging_epoch: tuple[int, int] | None = None
     """Fetch v12: (epoch, end offset) of the leader's log where the fetcher's last fetched epoch diverges."""
 
@@ -128,7 +130,9 @@ def fetch_response(result: FetchResult, throttle_time_ms: int = 0) -> Body:
 def fetch_response_size(result: FetchResult, version: int) -> int:
     """Kafka's `FetchResponse.sizeOf`: the response's size at `version` plus its 4-byte correlation id,
     what a consumer's fetch counts against its byte-rate quota."""
-    return 4 + len(RESPONSES[ApiKey.FETCH].encode(fetch_response(result), version))
+    out: list[bytes] = []
+    RESPONSES[ApiKey.FETCH].encode_into(fetch_response(result), version, out)
+    return 4 + parts_size(out)  # records that are slices of files count by their size, unread
 
 
 # --- ListOffsets and OffsetForLeaderEpoch ----------------------------------------------------------------

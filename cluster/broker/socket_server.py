@@ -38,7 +38,7 @@ import functools
 import logging
 import ssl
 from collections.abc import Collection, Mapping
-from typing import Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from kafkaops.cluster.broker import sasl_config
 from kafkaops.cluster.broker.config import BrokerConfig
@@ -50,17 +50,25 @@ from kafkaops.cluster.broker.sasl_server_authenticator import (
     authenticate,
 )
 from kafkaops.cluster.common.client_channel import TLS_PROTOCOLS
-from kafkaops.cluster.common.errors import KafkaProtocolError
+from kafkaops.cluster.common.errors import CorruptMessageError, KafkaProtocolError
 from kafkaops.cluster.common.kafka_principal import ANONYMOUS
 from kafkaops.cluster.common.ssl_factory import server_context, ssl_principal
 from kafkaops.cluster.common.ssl_principal_mapper import NoMatchingRule, SslPrincipalMapper
-from kafkaops.cluster.protocol.framing import read_frame, write_frame
+from kafkaops.cluster.protocol.framing import FRAME_SIZE, read_frame, write_frame
 from kafkaops.cluster.protocol.messages import (
     Request,
     api_versions_refusal,
     decode_request,
     encode_response,
+    encode_response_parts,
     is_unsupported_api_versions,
+)
+from kafkaops.cluster.protocol.records_send import (
+    TransferableRecords,
+    close_parts,
+    has_transferable,
+    materialize,
+    parts_size,
 )
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.values import EndPoint
@@ -97,6 +105,11 @@ class Listener:
     principal_mapper: SslPrincipalMapper | None = None
     sasl: SaslListenerSettings | None = None
 
+    @property
+    def sends_from_files(self) -> bool:
+        """Whether Fetch records go from the segment to the socket with sendfile (not through TLS)."""
+        return self.ssl_context is None
+
 
 def registered_endpoints(config: BrokerConfig, bound_ports: Mapping[str, int]) -> tuple[EndPoint, ...]:
     """What the broker registers (Kafka's `createBrokerInfo`): the advertised listeners (else the listeners),
@@ -111,6 +124,61 @@ def registered_endpoints(config: BrokerConfig, bound_ports: Mapping[str, int]) -
         )
         for e in config.effective_advertised_listeners
     )
+
+
+async def send_response(
+    writer: asyncio.StreamWriter,
+    listener: Listener,
+    api_key: int,
+    version: int,
+    correlation_id: int,
+    body: Mapping[str, Any],
+) -> None:
+    """Write one response frame and drain. A Fetch's records that are slices of segment files
+    (`TransferableRecords`) go from the file to the socket with sendfile, between the bytes of the fields
+    around them (Kafka's `FileRecords.writeTo`); on a TLS listener, where the kernel cannot encrypt them,
+    they are read and written as bytes (the one place deciding this). A slice that came back shorter than
+    promised (its file was truncated since) raises CorruptMessageError: the frame is broken, and the
+    connection is closed, as Kafka closes it."""
+    if api_key != ApiKey.FETCH:
+        write_frame(writer, encode_response(api_key, version, correlation_id, body))
+        await writer.drain()
+        return
+    parts = encode_response_parts(api_key, version, correlation_id, body)
+    try:
+        if not listener.sends_from_files or not has_transferable(parts):
+            write_frame(writer, materialize(parts))
+        else:
+            writer.write(FRAME_SIZE.pack(parts_size(parts)))
+            for part in parts:
+                if isinstance(part, TransferableRecords):
+                    await _send_file_records(writer, part)
+                else:
+                    writer.write(part)
+        await writer.drain()
+    finally:
+        close_parts(parts)
+
+
+async def _send_file_records(writer: asyncio.StreamWriter, records: TransferableRecords) -> None:
+    """`records` onto the connection after what is queued on it, with sendfile where the event loop has
+    it (asyncio's selector loop), else read and written."""
+    size = len(records)
+    sendfile = getattr(asyncio.get_running_loop(), "sendfile", None)  # an event loop may lack it (uvloop)
+    try:
+        if sendfile is None:
+            raise NotImplementedError
+        sent = await sendfile(writer.transport, cast(IO[bytes], records), records.position, size, fallback=False)
+    except (NotImplementedError, asyncio.SendfileNotAvailableError):
+        writer.write(records.read_bytes())
+        return
+    except RuntimeError:
+        if writer.transport.is_closing():
+            raise
+        writer.write(records.read_bytes())  # a transport without native sendfile
+        return
+    if sent != size:
+        raise CorruptMessageError(f"Size of FileRecords has been truncated during write: {sent} of {size} bytes sent")
 
 
 class SocketServer:
@@ -221,8 +289,7 @@ class SocketServer:
                     body, version = await self.handler.handle(request, context), header.api_version
                 unmute_at = loop.time() + context.throttle_time_ms / 1000
                 if body is not None:  # a Produce with acks=0 gets no response
-                    write_frame(writer, encode_response(header.api_key, version, header.correlation_id, body))
-                    await writer.drain()
+                    await send_response(writer, listener, header.api_key, version, header.correlation_id, body)
                 if context.throttle_time_ms > 0:
                     # Kafka's ThrottledChannel: the response goes out at once, then the channel is muted
                     # (nothing more is read from it) until the throttle time has passed

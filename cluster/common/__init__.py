@@ -13,4 +13,5 @@ client_channel        how a client connects for a security protocol (TCP, TLS, t
 scram                 SCRAM-SHA-256/512 (RFC 5802/7677 as Kafka): credentials, messages, server and client
 sasl                  PLAIN, `sasl.jaas.config` parsing, the SASL server and client factories
 acl                   ACL types and filters (resource patterns, operations, bindings) with Kafka's texts
+compiled              whether a hot path built in place runs compiled (KAFKAOPS_PURE_PYTHON, stale builds)
 """

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import logging
 import os
+import random
 import shutil
 import signal
 import socket
@@ -74,17 +75,51 @@ def zookeeper_answers(connect: str, timeout_s: float = 1.0) -> bool:
     return False
 
 
+EPHEMERAL_PORTS_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LISTEN_PORTS_FROM = 20000
+"""The low end of the ports a local server is given: above most well-known services' ports."""
+_PORT_PICKER = random.SystemRandom()
+"""Not the module-level generator, which a seeded run (the chaos runner's --seed) makes repeat across processes."""
+
+
+def listen_port_candidates(ephemeral: tuple[int, int]) -> list[int]:
+    """The ports a local server may be given: those from LISTEN_PORTS_FROM on that the kernel never hands out as
+    the local port of an outgoing connection (`ephemeral`, inclusive). A port picked in the ephemeral range (what
+    binding port 0 gives) may be taken by any client's connection between the pick and the server's bind, which
+    on a busy machine (tests on two workers) happened: the broker then died with EADDRINUSE."""
+    low, high = ephemeral
+    return [port for port in range(LISTEN_PORTS_FROM, 65536) if not low <= port <= high]
+
+
+def _ephemeral_ports() -> tuple[int, int]:
+    try:
+        low, high = (int(value) for value in EPHEMERAL_PORTS_FILE.read_text().split())
+    except (OSError, ValueError):
+        return (32768, 60999)  # Linux's default
+    return (low, high)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1, host)[0]
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` distinct free ports (all held open together while they are picked, so none repeats)."""
+    """`count` distinct ports nothing listens on, for servers to listen on later (all held open together while
+    they are picked, so none repeats): random ones outside the kernel's ephemeral range, or, where that leaves
+    none free, ones the kernel picks."""
+    candidates = listen_port_candidates(_ephemeral_ports())
     with contextlib.ExitStack() as stack:
-        ports = []
-        for _ in range(count):
+        ports: list[int] = []
+        for port in _PORT_PICKER.sample(candidates, min(len(candidates), 64 * count)):
+            if len(ports) == count:
+                break
+            sock = stack.enter_context(socket.socket())
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            ports.append(port)
+        while len(ports) < count:
             sock = stack.enter_context(socket.socket())
             sock.bind((host, 0))
             ports.append(int(sock.getsockname()[1]))

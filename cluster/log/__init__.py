@@ -9,6 +9,7 @@ layout and file formats, so that a directory written here reads like a Kafka 2.8
     epoch_cache   LeaderEpochCache: epoch → start offset, answering OffsetForLeaderEpoch
     index         the sparse offset and time indexes of a segment
     segment       LogSegment: one `.log` file with its indexes; recovery of a torn tail
+    file_records  FileRecords: a slice of a segment's file a Fetch response sends with sendfile
     log           Log: one partition; append as leader or follower, read, truncate, retention, flush
     manager       LogManager: every log of a broker's `log.dirs`, their checkpoints, dir failures
     log_cleaner   LogCleaner: compaction of `cleanup.policy=compact` logs in background threads, with
@@ -24,6 +25,7 @@ In outline, as the replica manager will use it:
     info = log.append_as_leader(batch_bytes, leader_epoch)              # Produce
     log.update_high_watermark(min_isr_leo)                              # followers caught up
     result = log.read(fetch_offset, max_bytes, max_offset=log.high_watermark)   # consumer Fetch
+    result = log.read_file_records(...)     # the same, left in the file for the network layer's sendfile
     ...                                                     # every few seconds / minutes:
     manager.checkpoint_high_watermarks(); manager.flush_logs(); manager.checkpoint_recovery_points()
     manager.cleanup_logs()

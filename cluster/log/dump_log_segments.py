@@ -30,7 +30,6 @@ message where it has one. Differences, deliberate:
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import mmap
 import os
 import struct
@@ -269,7 +268,7 @@ def _batch_records(batch: FileBatch) -> list[Record] | None:
     decompress = _DECOMPRESSORS.get(header.compression)
     if decompress is not None:
         body = decompress(data[HEADER_SIZE:])
-        header = dataclasses.replace(header, attributes=header.attributes & ~_COMPRESSION_MASK)
+        header = header.replace(attributes=header.attributes & ~_COMPRESSION_MASK)
         data = memoryview(bytes(data[:HEADER_SIZE]) + body)
     try:
         return list(iter_records(Batch(header, data)))

@@ -53,7 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from kafkaops.cluster.common.errors import (
     CorruptMessageError,
@@ -67,7 +67,7 @@ from kafkaops.cluster.common.errors import (
     RecordListTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from kafkaops.cluster.protocol.records import BatchHeader, iter_batches, patch_batch
+from kafkaops.cluster.protocol.records import PATCHED_PREFIX, BatchHeader, iter_batches, patched_prefix
 from kafkaops.cluster.protocol.types import Buffer
 
 from .checkpoints import (
@@ -81,6 +81,7 @@ from .checkpoints import (
 )
 from .config import LogConfig
 from .epoch_cache import LeaderEpochCache
+from .file_records import FileRecords
 from .segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, AppendedBatch, LogSegment, TimestampOffset
 from .segment_swap import (
     CLEANED_FILE_SUFFIX,
@@ -144,6 +145,16 @@ class LogReadResult:
     """Whole batches as stored, and the log's offsets when they were read."""
 
     records: bytes
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileReadResult:
+    """`LogReadResult` with the batches left in their file (b"" for none)."""
+
+    records: FileRecords | bytes
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
@@ -491,8 +502,8 @@ class Log:
 
         Raises CorruptMessageError, InvalidRecordError, MessageTooLargeError, RecordListTooLargeError,
         LogDirFailureError (see the module docstring)."""
-        buf = bytearray(records)
-        headers = [batch.header for batch in iter_batches(buf, allow_truncated_tail=True)]
+        view = memoryview(records)
+        headers = [batch.header for batch in iter_batches(view, allow_truncated_tail=True)]
         for header in headers:
             if header.size > self.config.max_message_bytes:
                 raise MessageTooLargeError(
@@ -506,14 +517,18 @@ class Log:
                 return self._nothing_appended()
             offset = first_offset = self._log_end_offset
             batches: list[AppendedBatch] = []
+            # Each batch goes to the file as its patched prefix (the leader's offsets and epoch) and the rest
+            # of the received bytes, unmoved: one pwritev, no copy of the request's buffer.
+            pieces: list[Buffer] = []
             position = 0
             for header in headers:
-                patch_batch(buf, position, base_offset=offset, partition_leader_epoch=leader_epoch)
+                pieces.append(patched_prefix(header, base_offset=offset, partition_leader_epoch=leader_epoch))
+                pieces.append(view[position + PATCHED_PREFIX : position + header.size])
                 batches.append((offset + header.last_offset_delta, header.max_timestamp, header.size))
                 position += header.size
                 offset += header.last_offset_delta + 1
             epoch_starts = [(leader_epoch, first_offset)] if leader_epoch >= 0 else []
-            return self._append(memoryview(buf)[:position], batches, first_offset, epoch_starts)
+            return self._append(pieces, position, batches, first_offset, epoch_starts)
 
     def append_as_follower(self, records: Buffer) -> LogAppendInfo:
         """Append the leader's batches byte for byte; their partition leader epochs feed the epoch cache.
@@ -551,21 +566,23 @@ class Log:
                 if header.partition_leader_epoch >= 0 and header.partition_leader_epoch != previous_epoch:
                     epoch_starts.append((header.partition_leader_epoch, header.base_offset))
                 previous_epoch = header.partition_leader_epoch
-            return self._append(view[:size], batches, first_offset, epoch_starts)
+            return self._append([view[:size]], size, batches, first_offset, epoch_starts)
 
     def _nothing_appended(self) -> LogAppendInfo:
         return LogAppendInfo(-1, -1, -1, -1, 0, 0, self._log_start_offset)
 
     def _append(
         self,
-        data: memoryview,
+        pieces: Sequence[Buffer],
+        size: int,
         batches: list[AppendedBatch],
         first_offset: int,
         epoch_starts: list[tuple[int, int]],
     ) -> LogAppendInfo:
-        if len(data) > self.config.segment_bytes:
+        """Append `size` bytes, `pieces` back to back: the `batches`."""
+        if size > self.config.segment_bytes:
             raise RecordListTooLargeError(
-                f"Message batch size is {len(data)} bytes in append to partition {self.name} which exceeds the "
+                f"Message batch size is {size} bytes in append to partition {self.name} which exceeds the "
                 f"maximum configured segment size of {self.config.segment_bytes}."
             )
         max_timestamp, offset_of_max_timestamp = -1, first_offset
@@ -575,7 +592,7 @@ class Log:
         last_offset = batches[-1][0]
         segment = self._segments[-1]
         if segment.should_roll(
-            append_size=len(data),
+            append_size=size,
             max_timestamp=max_timestamp,
             max_offset=last_offset,
             now_ms=self._now_ms(),
@@ -588,7 +605,7 @@ class Log:
         # A list, not a generator: every batch's epoch is assigned, not only up to the first change.
         if any([self._epochs.assign(epoch, start) for epoch, start in epoch_starts]) or self._epochs_unwritten:
             self._write_epochs()
-        segment.append(data, batches)
+        segment.append(pieces, size, batches)
         self._log_end_offset = last_offset + 1
         return LogAppendInfo(
             first_offset,
@@ -596,7 +613,7 @@ class Log:
             max_timestamp,
             offset_of_max_timestamp,
             len(batches),
-            len(data),
+            size,
             self._log_start_offset,
         )
 
@@ -644,8 +661,27 @@ class Log:
 
         Raises OffsetOutOfRangeError below the log start offset or above the LEO; the LEO itself reads
         empty."""
+        records, result = self._read(fetch_offset, max_bytes, max_offset, min_one_batch, LogSegment.read)
+        return LogReadResult(cast(bytes, records), *result)  # LogSegment.read makes bytes only
+
+    def read_file_records(
+        self, fetch_offset: int, max_bytes: int, max_offset: int | None = None, *, min_one_batch: bool = True
+    ) -> FileReadResult:
+        """`read`, the batches left in their file (a `FileRecords` slice for the network layer to send
+        with sendfile; b"" when there are none). Raises as `read`."""
+        records, result = self._read(fetch_offset, max_bytes, max_offset, min_one_batch, LogSegment.read_file_records)
+        return FileReadResult(records, *result)
+
+    def _read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        max_offset: int | None,
+        min_one_batch: bool,
+        read: Callable[[LogSegment, int, int, int | None, bool], FileRecords | bytes | None],
+    ) -> tuple[FileRecords | bytes, tuple[int, int, int]]:
         with self._lock, self._io("read"):
-            records = b""
+            records: FileRecords | bytes = b""
             if fetch_offset < self._log_start_offset or fetch_offset > self._log_end_offset:
                 raise OffsetOutOfRangeError(
                     f"Received request for offset {fetch_offset} for partition {self.name}, but we only have "
@@ -654,11 +690,11 @@ class Log:
             if fetch_offset < self._log_end_offset:
                 first = self._segment_index(fetch_offset)
                 for segment in self._segments[first:]:
-                    data = segment.read(fetch_offset, max_bytes, max_offset, min_one_batch)
+                    data = read(segment, fetch_offset, max_bytes, max_offset, min_one_batch)
                     if data is not None:
                         records = data
                         break
-            return LogReadResult(records, self._log_start_offset, self._log_end_offset, self._high_watermark)
+            return records, (self._log_start_offset, self._log_end_offset, self._high_watermark)
 
     def batch_headers(self, start_offset: int = 0) -> list[BatchHeader]:
         """The headers of every batch from the segment holding `start_offset` on (the broker rebuilds its

@@ -103,7 +103,7 @@ def readable_body(batch: Batch) -> bytes | None:
 
 
 def _decoded(batch: Batch, body: bytes) -> list[Record]:
-    plain = dataclasses.replace(batch.header, attributes=batch.header.attributes & ~0x07)
+    plain = batch.header.replace(attributes=batch.header.attributes & ~0x07)
     return list(iter_records(Batch(plain, memoryview(bytes(batch.data[:HEADER_SIZE]) + body))))
 
 
@@ -429,10 +429,10 @@ class Cleaner:
     def _write(
         self, cleaned: LogSegment, pending: list[bytes | memoryview], batches: list[AppendedBatch], stats: CleanerStats
     ) -> None:
-        data = b"".join(pending)
-        cleaned.append(memoryview(data), batches)
-        stats.bytes_written += len(data)
-        self.throttler.maybe_throttle(len(data))
+        size = sum(map(len, pending))
+        cleaned.append(pending, size, batches)  # one pwritev of the kept batches where they were read
+        stats.bytes_written += size
+        self.throttler.maybe_throttle(size)
 
 
 def _create_cleaned_segment(snapshot: LogSnapshot, base: int, clock: Callable[[], float]) -> LogSegment:

@@ -14,6 +14,7 @@ owning log's lock covers it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -30,9 +31,11 @@ from kafkaops.cluster.protocol.records import (
     iter_records,
     read_header,
 )
+from kafkaops.cluster.protocol.types import Buffer
 
 from .checkpoints import fsync_path
 from .epoch_cache import LeaderEpochCache
+from .file_records import FileRecords
 from .index import OffsetIndex, TimeIndex
 
 log = logging.getLogger(__name__)
@@ -44,6 +47,10 @@ INT32_MAX = 2**31 - 1
 
 _SCAN_CHUNK = 16 * 1024
 """Header walks read this much at a time: a few index intervals of headers per read."""
+MIN_FILE_RECORDS_BYTES = 32 * 1024
+"""Reads smaller than this go into a Fetch response as bytes, not as a file slice (`read_file_records`)."""
+_IOV_MAX = 1024
+"""Linux's limit on the buffers of one `pwritev` (an append of more pieces is joined first)."""
 _RECOVERY_CHUNK = 8 * 1024 * 1024
 """Recovery validates this much at a time (grown for a batch that does not fit)."""
 
@@ -211,6 +218,38 @@ class LogSegment:
 
         Both ends are found through the index and a walk of at most about `index.interval.bytes` of
         headers each; the bytes between are read without being parsed (they were checked on append)."""
+        found = self._read_range(offset, max_bytes, max_offset, min_one_batch)
+        if found is None:
+            return None
+        start, end = found
+        return _pread(self._file(), end - start, start) if end > start else b""
+
+    def read_file_records(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> FileRecords | bytes | None:
+        """`read`'s batches as a slice of the file, unread (Kafka's `FileRecords.slice`); b"" for none.
+
+        A slice holds a descriptor until its response is sent, so small reads, where copying costs nothing
+        worth saving, are read as bytes: a fetch of thousands of partitions with a few records each does
+        not hold thousands of descriptors. Out of descriptors, the read is made as bytes too."""
+        found = self._read_range(offset, max_bytes, max_offset, min_one_batch)
+        if found is None:
+            return None
+        start, end = found
+        size = end - start
+        if size < MIN_FILE_RECORDS_BYTES:
+            return _pread(self._file(), size, start) if size > 0 else b""
+        try:
+            return FileRecords(self._file(), start, size)
+        except OSError as error:
+            if error.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            return _pread(self._file(), size, start)
+
+    def _read_range(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> tuple[int, int] | None:
+        """The positions [start, end) `read` returns the bytes of."""
         found = self.translate_offset(offset)
         if found is None:
             return None
@@ -223,7 +262,7 @@ class LogSegment:
         limit = first.size if min_one_batch and first.size > max_bytes else max_bytes
         if end - start > limit:
             end = self._last_boundary(start, start + limit)
-        return _pread(self._file(), end - start, start) if end > start else b""
+        return start, end
 
     def _last_boundary(self, start: int, bound: int) -> int:
         """The end of the last whole batch in [start, bound), given that bound < the segment's size."""
@@ -264,13 +303,19 @@ class LogSegment:
 
     # --- writing ---------------------------------------------------------------------------------------
 
-    def append(self, data: memoryview, batches: Sequence[AppendedBatch]) -> None:
-        """Write `data` (the `batches`, back to back) at the end, then index them."""
+    def append(self, pieces: Sequence[Buffer], size: int, batches: Sequence[AppendedBatch]) -> None:
+        """Write `pieces` (`size` bytes: the `batches`, back to back) at the end with one `pwritev`, then
+        index them."""
         position = self.size
-        written = 0
         try:
-            while written < len(data):
-                written += os.pwrite(self._file(), data[written:], position + written)
+            fd = self._file()
+            if len(pieces) > _IOV_MAX:
+                pieces = [b"".join(pieces)]
+            written = os.pwritev(fd, pieces, position) if len(pieces) > 1 else os.pwrite(fd, pieces[0], position)
+            if written < size:  # a short write (rare on a file): the rest, from where it stopped
+                rest = memoryview(b"".join(pieces))
+                while written < size:
+                    written += os.pwrite(fd, rest[written:], position + written)
         except OSError:
             # Leave no torn batch behind if the disk allows it; the log goes offline either way.
             try:

@@ -34,3 +34,57 @@ A broker connection, in outline:
     write_frame(writer, encode_response(request.header.api_key, version,
                                         request.header.correlation_id, body))
 """
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from kafkaops.cluster.common.compiled import build_is_current, pure_python_forced
+
+COMPILED = ("types", "schema", "records")
+"""The modules `setup_codec_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside
+`<name>.py`, their code in one shared library, `codec__mypyc.cpython-*.so`): the primitive types, the schema
+engine's struct and array walkers, the record-batch header walk. Python's import prefers an extension module
+to a source."""
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SHARED_LIBRARY = os.path.join(_HERE, "codec__mypyc" + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+PURE_PYTHON = pure_python_forced() or not build_is_current(
+    _SHARED_LIBRARY, [os.path.join(_HERE, f"{name}.py") for name in COMPILED]
+)
+"""Whether the `.py` modules run: KAFKAOPS_PURE_PYTHON=1 (the fallback, tested both ways), no build, or a
+stale one (all or none: the compiled modules call each other natively)."""
+
+
+class _PurePythonFinder(importlib.abc.MetaPathFinder):
+    """Finds the `.py` source of a compiled module first, so that its extension module is not loaded."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if package != __name__ or name not in COMPILED:
+            return None
+        return importlib.util.spec_from_file_location(fullname, os.path.join(_HERE, f"{name}.py"))
+
+
+if PURE_PYTHON:
+    sys.meta_path.insert(0, _PurePythonFinder())
+
+
+def compiled_modules() -> list[str]:
+    """The modules of `COMPILED` this process runs compiled (imports them)."""
+    names = []
+    for name in COMPILED:
+        module = importlib.import_module(f"{__name__}.{name}")
+        if (module.__file__ or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            names.append(name)
+    return names

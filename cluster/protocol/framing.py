@@ -24,7 +24,8 @@ from .types import Buffer, unpack
 DEFAULT_MAX_REQUEST_BYTES = 104_857_600
 """Kafka's `socket.request.max.bytes` default: the largest request a broker reads."""
 
-_SIZE = struct.Struct(">i")
+_SIZE = FRAME_SIZE = struct.Struct(">i")
+"""The size prefix (FRAME_SIZE for a writer that sends a frame in parts)."""
 
 
 def frame(payload: Buffer) -> bytes:

@@ -34,6 +34,7 @@ from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, InvalidRequestError, UnsupportedVersionError
 
+from .records_send import ResponsePart, materialize, response_parts
 from .schema import Field, Message
 from .schemas import FIRST_FLEXIBLE_VERSION, REQUESTS, RESPONSES, SUPPORTED_VERSIONS, ApiKey
 from .types import INT16, INT32, NULLABLE_STRING, TAG_BUFFER, Buffer, unpack
@@ -166,12 +167,32 @@ def encode_request(header: RequestHeader, body: Mapping[str, Any]) -> bytes:
     return b"".join(out)
 
 
-def encode_response(api_key: int, api_version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
-    """A response frame's payload, echoing the request's correlation id."""
-    out: list[bytes] = []
+def _encode_response_into(
+    api_key: int, api_version: int, correlation_id: int, body: Mapping[str, Any], out: list[bytes]
+) -> None:
     RESPONSE_HEADER.encode_into({"correlation_id": correlation_id}, response_header_version(api_key, api_version), out)
     RESPONSES[_api_key(api_key)].encode_into(body, api_version, out)
-    return b"".join(out)
+
+
+def encode_response(api_key: int, api_version: int, correlation_id: int, body: Mapping[str, Any]) -> bytes:
+    """A response frame's payload, echoing the request's correlation id. Records held as slices of files
+    are read into it (records_send.materialize: CorruptMessageError if a file lost them)."""
+    out: list[bytes] = []
+    _encode_response_into(api_key, api_version, correlation_id, body, out)
+    try:
+        return b"".join(out)
+    except TypeError:  # a RECORDS field held a slice of a file: the copying path
+        return materialize(response_parts(out))
+
+
+def encode_response_parts(
+    api_key: int, api_version: int, correlation_id: int, body: Mapping[str, Any]
+) -> list[ResponsePart]:
+    """`encode_response` as parts: records held as slices of files stay slices, for the network layer to
+    send from their files (records_send)."""
+    out: list[bytes] = []
+    _encode_response_into(api_key, api_version, correlation_id, body, out)
+    return response_parts(out)
 
 
 def decode_response(api_key: int, api_version: int, payload: Buffer) -> tuple[int, dict[str, Any]]:

@@ -246,7 +246,8 @@ class Schema(Type):
     def encode(self, value: Mapping[str, Any], out: list[bytes]) -> None:
         for step in self._steps:
             if isinstance(step, _Run):
-                args = [self._get(value, n, d) for n, d in zip(step.names, step.defaults, strict=True)]
+                # indexed rather than zipped: mypyc compiles this loop natively
+                args = [self._get(value, name, step.defaults[i]) for i, name in enumerate(step.names)]
                 try:
                     out.append(step.struct.pack(*args))
                 except struct.error as exc:
@@ -277,7 +278,9 @@ class Schema(Type):
         value: dict[str, Any] = {}
         for step in self._steps:
             if isinstance(step, _Run):
-                value.update(zip(step.names, unpack(step.struct, buf, offset), strict=True))
+                numbers = unpack(step.struct, buf, offset)
+                for i, name in enumerate(step.names):
+                    value[name] = numbers[i]
                 offset += step.struct.size
             else:
                 value[step.name], offset = step.type.decode(buf, offset)

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import struct
 import uuid
-from abc import ABC, abstractmethod
 from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
+
+from .records_send import TransferableRecords
 
 Buffer = bytes | bytearray | memoryview
 
@@ -41,19 +42,22 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-class Type(ABC):
-    """One wire type: `min_size` is the fewest bytes any value of it takes."""
+class Type:
+    """One wire type: `min_size` is the fewest bytes any value of it takes.
+
+    Not an `abc.ABC`: mypyc's compiled subclasses would share one ABC instance-check cache, so that an
+    `isinstance` against one subclass would answer for another."""
 
     name: str
     min_size: int
 
-    @abstractmethod
     def encode(self, value: Any, out: list[bytes]) -> None:
         """Append the encoding of `value` to `out`."""
+        raise NotImplementedError
 
-    @abstractmethod
     def decode(self, buf: Buffer, offset: int) -> tuple[Any, int]:
         """Read one value at `offset`; return it and the offset just past it."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return self.name
@@ -149,7 +153,7 @@ class _Bytes(Type):
         out.append(_I32.pack(len(value)))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         (size,) = unpack(_I32, buf, offset)
         offset += 4
         if size < 0:
@@ -162,9 +166,47 @@ class _Bytes(Type):
 
 BYTES = _Bytes("BYTES", nullable=False)
 NULLABLE_BYTES = _Bytes("NULLABLE_BYTES", nullable=True)
-# A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because the
-# broker stores batches as received and never needs them decoded while handling the request.
-RECORDS = _Bytes("RECORDS", nullable=True)
+
+
+def _records_view(buf: Buffer, offset: int, end: int) -> tuple[Buffer, int]:
+    """A RECORDS value as a view of the frame it came in, not a copy: a Produce's batch goes from the
+    request's buffer to the log file as it is (Log.append_as_leader), a follower's fetched batches too. Only
+    an immutable buffer is shared (a bytearray could change under the view, or be unable to resize)."""
+    if isinstance(buf, bytes) or (isinstance(buf, memoryview) and buf.readonly):
+        return memoryview(buf)[offset:end], end
+    return bytes(buf[offset:end]), end
+
+
+def _append_slice(out: list[Any], records: TransferableRecords) -> None:
+    """A file slice goes into the output list as it is, for records_send.response_parts to send from its file
+    (through a `list[Any]`: a `cast(bytes, ...)` is checked at run time in compiled code)."""
+    out.append(records)
+
+
+class _Records(_Bytes):
+    """A RECORDS field is NULLABLE_BYTES on the wire; its content is parsed separately (records.py), because
+    the broker stores batches as received and never needs them decoded while handling the request. A value
+    that is a slice of a file (`TransferableRecords`) goes into the output list as is, for the network layer
+    to send from its file (records_send.response_parts): only its size is written here."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_I32.pack(len(value)))
+            _append_slice(out, value)
+            return
+        super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        (size,) = unpack(_I32, buf, offset)
+        offset += 4
+        if size == -1:
+            return None, offset
+        if size < 0:
+            raise CorruptMessageError(f"{self.name} with length {size}")
+        return _records_view(buf, offset, _take(buf, offset, size))
+
+
+RECORDS = _Records("RECORDS", nullable=True)
 
 
 class SharedArray(list[Any]):
@@ -187,8 +229,19 @@ class Array(Type):
         self.nullable = nullable
         self.name = f"{'NULLABLE_' if nullable else ''}ARRAY({elem.name})"
         self.min_size = 4
-        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call.
+        # Arrays of numbers ([]INT32 replica lists) are read and written with one struct call, by a Struct
+        # per element count made once (`_numbers`).
         self._fmt = elem.fmt if isinstance(elem, Fixed) else None
+        self._structs: dict[int, struct.Struct] = {}
+
+    def _numbers(self, count: int) -> struct.Struct:
+        """The Struct of `count` elements (the few counts replica lists have, cached)."""
+        st = self._structs.get(count)
+        if st is None:
+            st = struct.Struct(f">{count}{self._fmt}")
+            if len(self._structs) < 64:
+                self._structs[count] = st
+        return st
 
     def encode(self, value: list[Any] | None, out: list[bytes]) -> None:
         if value is None:
@@ -197,7 +250,8 @@ class Array(Type):
             out.append(_I32.pack(-1))
             return
         if self._fmt is not None:
-            out.append(struct.pack(f">i{len(value)}{self._fmt}", len(value), *value))
+            out.append(_I32.pack(len(value)))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         if type(value) is SharedArray:
             out.append(self._encoded_once(value))
@@ -226,7 +280,7 @@ class Array(Type):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode
@@ -404,7 +458,7 @@ class _CompactBytes(_Bytes):
         out.append(_varint(len(value) + 1))
         out.append(bytes(value))
 
-    def decode(self, buf: Buffer, offset: int) -> tuple[bytes | None, int]:
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
         size, offset = _read_varint(buf, offset)
         if size == 0:
             if self.nullable:
@@ -416,7 +470,26 @@ class _CompactBytes(_Bytes):
 
 COMPACT_BYTES = _CompactBytes("COMPACT_BYTES", nullable=False)
 COMPACT_NULLABLE_BYTES = _CompactBytes("COMPACT_NULLABLE_BYTES", nullable=True)
-COMPACT_RECORDS = _CompactBytes("COMPACT_RECORDS", nullable=True)
+
+
+class _CompactRecords(_CompactBytes):
+    """COMPACT_RECORDS: a slice of a file as in RECORDS (`_Records`)."""
+
+    def encode(self, value: Buffer | TransferableRecords | None, out: list[bytes]) -> None:
+        if isinstance(value, TransferableRecords):
+            out.append(_varint(len(value) + 1))
+            _append_slice(out, value)
+            return
+        super().encode(value, out)
+
+    def decode(self, buf: Buffer, offset: int) -> tuple[Buffer | None, int]:
+        size, offset = _read_varint(buf, offset)
+        if size == 0:
+            return None, offset
+        return _records_view(buf, offset, _take(buf, offset, size - 1))
+
+
+COMPACT_RECORDS = _CompactRecords("COMPACT_RECORDS", nullable=True)
 
 
 class CompactArray(Array):
@@ -438,7 +511,7 @@ class CompactArray(Array):
             return
         out.append(_varint(len(value) + 1))
         if self._fmt is not None:
-            out.append(struct.pack(f">{len(value)}{self._fmt}", *value))
+            out.append(self._numbers(len(value)).pack(*value))
             return
         for item in value:
             self.elem.encode(item, out)
@@ -453,7 +526,7 @@ class CompactArray(Array):
         if count * max(self.elem.min_size, 1) > len(buf) - offset:
             raise CorruptMessageError(f"{self.name} count {count} exceeds the {len(buf) - offset} bytes left")
         if self._fmt is not None:
-            st = struct.Struct(f">{count}{self._fmt}")
+            st = self._numbers(count)
             return list(st.unpack_from(buf, offset)), offset + st.size
         items = []
         decode = self.elem.decode

@@ -157,6 +157,7 @@ class KafkaServer:
             ),
             inter_broker=self.inter_broker,
             authorizer=self.authorizer,
+            metadata_wait_s=self.config.zookeeper_session_timeout_ms / 1000,
         )
         self.credential_provider = CredentialProvider()
         self.socket_server = SocketServer(self.config, self.apis, self.credential_provider)

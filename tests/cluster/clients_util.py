@@ -26,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.chaos_runner.workload import close_kafka_python_producer
+from kafkaops.admin.kafka_client.client import KafkaClient
 from kafkaops.cluster.local.cluster import LocalCluster
+from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.records import Batch, iter_batches
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import LeaderAndIsr, TopicPartition
 
@@ -105,6 +108,25 @@ def wait_partitions(
         if time.monotonic() > deadline:
             raise AssertionError(f"partitions of {topic} not there within {timeout_s}s: {states}")
         time.sleep(0.1)
+
+
+def wait_metadata_everywhere(local: LocalCluster, topic: str, partitions: int, timeout_s: float = 30.0) -> None:
+    """Wait until every broker's metadata cache answers `topic` with a leader for each partition: ZooKeeper
+    has it first, and a client asking a broker the controller's UpdateMetadata has not reached yet sees no
+    topic (a group's leader then assigns it nothing, and nothing makes it look again for minutes)."""
+    body = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+
+    def known_everywhere() -> bool:
+        with KafkaClient(all_bootstraps(local), request_timeout_ms=5000) as client:
+            for broker in local.broker_ids():
+                _, answer = client.broker_request(broker, ApiKey.METADATA, body)
+                (found,) = answer["topics"]
+                ready = [p for p in found["partitions"] if p["error_code"] == 0 and p["leader_id"] >= 0]
+                if found["error_code"] != 0 or len(ready) != partitions:
+                    return False
+        return True
+
+    wait_for(known_everywhere, timeout_s=timeout_s, what=f"{topic} in every broker's metadata")
 
 
 def leader_of(zk: KafkaZkClient, topic: str, partition: int) -> int:

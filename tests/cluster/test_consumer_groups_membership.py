@@ -47,6 +47,7 @@ from tests.cluster.clients_util import (
     kafka_python_produce,
     leader_of,
     make_records,
+    wait_metadata_everywhere,
     wait_partitions,
 )
 from tests.cluster.conftest import FAST, module_cluster
@@ -76,6 +77,7 @@ class Groups:
         name = f"t-{uuid.uuid4().hex[:8]}"
         admin_topics.create_topic(self.zk, name, partitions, 2, None, {}, rng=JavaRandom(1))
         wait_partitions(self.zk, name, partitions, isr_size=2)
+        wait_metadata_everywhere(self.local, name, partitions)
         return name
 
 

@@ -386,7 +386,14 @@ def test_a_move_interrupted_by_a_restart_goes_on(two_dir_cluster, zk: KafkaZkCli
     with KafkaClient(bootstrap, request_timeout_ms=15000) as client:
         (source,) = [d for d in data_dirs(local, 0) if (d / "rs-0").is_dir()]
         (target,) = [d for d in data_dirs(local, 0) if d != source]
-        before = replica_values(client, 0, "rs", 0, 0)
+
+        def values_after_restart() -> list[bytes | None] | None:
+            try:
+                return replica_values(client, 0, "rs", 0, 0)
+            except errors.NetworkExceptionError:
+                return None  # a restarted broker lists no brokers until the controller's UpdateMetadata reaches it
+
+        before = wait_for(values_after_restart, timeout_s=30, what="broker 0 in its own metadata after the restart")
         assert len(before) == 3000
         moves = calls.alter_replica_log_dirs(client, {TopicPartitionReplica("rs", 0, 0): str(target)})
         assert list(moves.values()) == [None]

@@ -5,7 +5,8 @@ listener, the brokers' own key store as their client certificate).
 Real clients (kcat, confluent-kafka, kafka-python) produce and consume over SSL with a client certificate;
 an RF 3 topic replicates over the SSL inter-broker listener; each listener answers Metadata with its own
 endpoints; the registration is Kafka 2.8's; a plaintext client on the TLS port is dropped; a tool reaches
-the SSL listener with `--command-config`.
+the SSL listener with `--command-config`; a Fetch answers the same bytes from the PLAINTEXT listener, which
+sends records from the segment files with sendfile, as from the SSL one, which reads them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.security import CA_FILE, SSL_DIR, issue_client_keystore
 from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper
+from kafkaops.cluster.protocol.records import Record, build_batch, iter_batches
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from tests.cluster.clients_util import (
@@ -207,6 +210,88 @@ def test_real_clients_produce_and_consume_over_ssl_with_client_certificates(tls:
         wait_partitions(zk, topic, 1, isr_size=3)
     wait_replicas_identical(tls.local, topic, 0, [0, 1, 2])
     assert len(log_batches(tls.local, 2, topic, 0)) >= 3
+
+
+def _fetch(topic: str, positions: dict[int, int], max_bytes: int, partition_max_bytes: int) -> dict[str, Any]:
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": p,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": partition_max_bytes,
+                    }
+                    for p, offset in positions.items()
+                ],
+            }
+        ],
+    }
+
+
+def test_a_fetch_answers_the_same_bytes_from_the_file_as_through_tls(tls: TlsCluster) -> None:
+    """The PLAINTEXT listener sends a Fetch's records from the segment files with sendfile, the SSL listener
+    reads them into the response: the same multi-partition Fetch gets the same answer on both, each
+    partition's records exactly its log's bytes from the fetch offset's batch, within the fetch's max bytes
+    and the partition's."""
+    topic = "tls-zero-copy"
+    with KafkaZkClient(tls.zk_connect) as zk:
+        zk.create_topic(topic, {p: [0] for p in range(3)}, {})
+        wait_partitions(zk, topic, 3)
+    with (
+        KafkaClient(f"127.0.0.1:{tls.plaintext[0]}") as plain,
+        KafkaClient(tls.ssl_bootstrap, channel=client_channel("SSL", tls.client_properties())) as secure,
+    ):
+        for n in range(30):  # 30 batches of about 5 KB in each partition (a Produce carries one per partition)
+            produce = {
+                "acks": 1,
+                "timeout_ms": 10_000,
+                "topic_data": [
+                    {
+                        "name": topic,
+                        "partition_data": [
+                            {
+                                "index": p,
+                                "records": build_batch(
+                                    [Record(i, 1_700_000_000_000, b"k", bytes([65 + p]) * (900 + n)) for i in range(5)]
+                                ),
+                            }
+                            for p in range(3)
+                        ],
+                    }
+                ],
+            }
+            _, answer = plain.broker_request(0, ApiKey.PRODUCE, produce)
+            assert [r["error_code"] for r in answer["responses"][0]["partition_responses"]] == [0, 0, 0]
+        for positions, max_bytes in (({0: 0, 1: 0, 2: 0}, 150_000), ({0: 37, 1: 149, 2: 90}, 1 << 20)):
+            body = _fetch(topic, positions, max_bytes, 64_000)
+            version, sent = plain.broker_request(0, ApiKey.FETCH, body)
+            assert secure.broker_request(0, ApiKey.FETCH, body) == (version, sent)
+            answers = {a["partition"]: a for a in sent["responses"][0]["partition_responses"]}
+            total = 0
+            for p, offset in positions.items():
+                assert answers[p]["error_code"] == 0
+                record_set = answers[p]["record_set"]
+                log = b"".join(bytes(b.data) for b in log_batches(tls.local, 0, topic, p))
+                start = sum(len(b.data) for b in log_batches(tls.local, 0, topic, p) if b.header.last_offset < offset)
+                assert 0 < len(record_set) <= 64_000
+                assert record_set == log[start : start + len(record_set)]
+                batches = list(iter_batches(record_set))  # whole batches only: a torn tail raises
+                assert batches[0].header.base_offset <= offset <= batches[0].header.last_offset
+                total += len(record_set)
+            assert total <= max_bytes
+            if max_bytes == 150_000:  # the third partition got only what the first two left of the budget
+                assert len(answers[2]["record_set"]) < len(answers[0]["record_set"])
 
 
 def test_a_plaintext_client_on_the_tls_port_is_dropped(tls: TlsCluster) -> None:

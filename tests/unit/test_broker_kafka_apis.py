@@ -389,3 +389,48 @@ def test_init_producer_id_v3_needs_both_or_neither_of_id_and_epoch() -> None:
     body = {"transactional_id": None, "transaction_timeout_ms": 1, "producer_id": 5, "producer_epoch": -1}
     answer = _call(apis, ApiKey.INIT_PRODUCER_ID, 3, body)
     assert answer is not None and answer["error_code"] == 42 and answer["producer_id"] == -1
+
+
+def test_client_requests_wait_for_the_controllers_first_update_metadata() -> None:
+    """A broker just started holds clients' requests until the controller has told it the cluster (as a KRaft
+    broker does until it has caught up), for at most `metadata_wait_s`; the controller's requests and a
+    connection's set-up are served at once."""
+    apis, manager = _apis()
+    apis.metadata_wait_s = 30.0
+
+    def fill_cache(_: int, update: UpdateMetadataRequest) -> int:
+        apis.metadata_cache.update(update)
+        return errors.NONE
+
+    manager.maybe_update_metadata_cache = fill_cache  # type: ignore[method-assign]
+
+    def request(key: ApiKey, version: int, body: dict[str, Any]) -> Any:
+        return decode_request(encode_request(RequestHeader(key, version, 9, "test"), body))
+
+    update = {
+        "controller_id": 1,
+        "controller_epoch": 1,
+        "broker_epoch": BROKER_EPOCH,
+        "live_brokers": [{"id": 0, "endpoints": [{"port": 9092, "host": "h", "listener": "PLAINTEXT"}]}],
+    }
+
+    async def scenario() -> None:
+        metadata = asyncio.ensure_future(apis.handle(request(ApiKey.METADATA, 8, {"topics": None})))
+        versions = await asyncio.wait_for(apis.handle(request(ApiKey.API_VERSIONS, 0, {})), 1.0)
+        assert versions is not None and versions["error_code"] == errors.NONE
+        await asyncio.sleep(0.2)
+        assert not metadata.done()
+        answer = await asyncio.wait_for(apis.handle(request(ApiKey.UPDATE_METADATA, 5, update)), 1.0)
+        assert answer == {"error_code": errors.NONE}
+        brokers = (await asyncio.wait_for(metadata, 1.0))["brokers"]  # type: ignore[index]
+        assert brokers == [{"node_id": 0, "host": "h", "port": 9092, "rack": None}]
+
+    asyncio.run(scenario())
+
+
+def test_without_an_update_metadata_a_client_is_answered_after_the_wait() -> None:
+    apis, _ = _apis()
+    apis.metadata_wait_s = 0.3
+    started = time.monotonic()
+    answer = _call(apis, ApiKey.METADATA, 8, {"topics": None})
+    assert answer is not None and answer["brokers"] == [] and time.monotonic() - started >= 0.3

@@ -297,7 +297,12 @@ def test_an_offline_dir_is_described_with_its_error_and_refuses_moves(
     second = manager.get_or_create_log("u", 0)
     assert (first.parent_dir, second.parent_dir) == tuple(manager.log_dirs)
     hosted = {TP: Partition(TP, 0, first), TopicPartition("u", 0): Partition(TopicPartition("u", 0), 0, second)}
-    monkeypatch.setattr(os, "pwrite", lambda *args: (_ for _ in ()).throw(OSError(5, "Input/output error")))
+
+    def io_error(*args: object) -> int:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "pwrite", io_error)
+    monkeypatch.setattr(os, "pwritev", io_error)  # a leader's appends
     with pytest.raises(errors.KafkaOpsError):
         first.append_as_leader(batch(), 0)
     monkeypatch.undo()

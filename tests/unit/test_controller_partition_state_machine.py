@@ -381,6 +381,21 @@ def test_offline_election_reads_the_topic_config_when_only_an_unclean_leader_is_
     assert state_of(h) is PartitionState.ONLINE
 
 
+def test_an_offline_election_reads_each_topics_config_once(h: Harness) -> None:
+    """Kafka reads a topic's config once per election round, not once per partition: at 10,000 partitions
+    that was thousands of ZooKeeper round trips."""
+    h.live_brokers(6)
+    partitions = [TopicPartition("t", p) for p in range(5)]
+    for tp in partitions:
+        assign(h, [BROKER_ID, 6], tp)
+        h.context.put_partition_state(tp, PartitionState.OFFLINE)
+        with_leadership(h, lai(NO_LEADER, [BROKER_ID]), tp)
+    h.zk.topic_configs["t"] = {"unclean.leader.election.enable": "true"}
+    h.handlers.partition_state_machine.handle_state_changes(partitions, PartitionState.ONLINE, OFFLINE)
+    assert [call for call in h.zk.calls if call[0] == "get_topic_config"] == [("get_topic_config", ("t",))]
+    assert all(h.zk.partition_states[tp].leader_and_isr.leader == 6 for tp in partitions)
+
+
 def test_controller_moved_during_an_election_raises(h: Harness) -> None:
     h.live_brokers(BROKER_ID)
     assign(h, [BROKER_ID])

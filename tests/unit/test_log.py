@@ -508,7 +508,11 @@ def test_an_io_error_takes_the_log_offline_without_tearing_it(tmp_path: Path, mo
         real_pwrite(fd, bytes(data)[:20], position)  # a partial write, then the error
         raise OSError(28, "No space left on device")
 
+    def disk_full_v(fd: int, buffers: list[bytes], position: int) -> int:
+        return disk_full(fd, b"".join(buffers), position)
+
     monkeypatch.setattr(os, "pwrite", disk_full)
+    monkeypatch.setattr(os, "pwritev", disk_full_v)  # a leader's append: the patched prefix, then the batch
     with pytest.raises(LogDirFailureError, match="No space left on device") as caught:
         log.append_as_leader(batch(), 0)
     assert caught.value.log_dir == str(tmp_path)

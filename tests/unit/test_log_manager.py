@@ -230,6 +230,7 @@ def test_an_io_error_takes_the_dir_offline(dirs: list[Path], monkeypatch: pytest
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "pwrite", io_error)
+    monkeypatch.setattr(os, "pwritev", io_error)  # a leader's appends
     with pytest.raises(LogDirFailureError):
         first.append_as_leader(batch(), 0)
     monkeypatch.undo()

@@ -339,3 +339,13 @@ def test_kafka_python_pure_python_crc32c_agrees() -> None:
     for batch in (VECTOR, TWO_RECORDS_BATCH):
         assert crc.crc(memoryview(batch)[21:]) == read_header(batch).crc
     assert HEADER_SIZE == 61
+
+
+def test_a_header_is_a_value_replace_makes_a_changed_copy() -> None:
+    header = read_header(build_batch([Record(0, 5, None, b"v")]))
+    moved = header.replace(base_offset=42)
+    assert (moved.base_offset, moved.last_offset) == (42, 42)
+    assert (header.base_offset, moved.crc, moved.attributes) == (0, header.crc, header.attributes)
+    plain = header.replace(attributes=header.attributes | 1)
+    assert plain.compression == 1 and plain != header and plain.replace(attributes=header.attributes) == header
+    assert repr(header).startswith("BatchHeader(base_offset=0, batch_length=")

@@ -1,0 +1,25 @@
+"""The one rule for hot paths built in place with the machine's compiler (the wire codec with mypyc, the
+state-change merger's core with Cython; `.ci/setup` builds both): a build runs when it exists, no source is
+newer than it (an edit or a checkout since would otherwise run old code), and KAFKAOPS_PURE_PYTHON is not
+set. The pure-Python modules are the fallback, and the tests run them too."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+PURE_PYTHON_VARIABLE = "KAFKAOPS_PURE_PYTHON"
+
+
+def pure_python_forced() -> bool:
+    """Whether KAFKAOPS_PURE_PYTHON asks for the pure-Python modules."""
+    return bool(os.environ.get(PURE_PYTHON_VARIABLE))
+
+
+def build_is_current(built: str, sources: Iterable[str]) -> bool:
+    """Whether `built` exists and none of `sources` that exist is newer."""
+    try:
+        built_at = os.path.getmtime(built)
+        return all(os.path.getmtime(source) <= built_at for source in sources if os.path.exists(source))
+    except OSError:
+        return False
