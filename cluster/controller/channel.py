@@ -34,7 +34,7 @@ from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
-from kafkaops.cluster.protocol.types import SharedArray
+from kafkaops.cluster.protocol.shared_array import SharedArray
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
     LEADER_DURING_DELETE,

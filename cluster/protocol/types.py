@@ -33,6 +33,7 @@ import uuid
 from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
+from kafkaops.cluster.protocol.shared_array import SharedArray
 
 from .records_send import TransferableRecords
 
@@ -207,18 +208,6 @@ class _Records(_Bytes):
 
 
 RECORDS = _Records("RECORDS", nullable=True)
-
-
-class SharedArray(list[Any]):
-    """An array value that several requests carry (an UpdateMetadata's partition states, the same for
-    every broker): the first encode of it at a version is kept and the others reuse those bytes. It must
-    not change once a request holding it is queued."""
-
-    __slots__ = ("encoded",)
-
-    def __init__(self, items: Any = ()) -> None:
-        super().__init__(items)
-        self.encoded: dict[Type, bytes] = {}
 
 
 class Array(Type):

@@ -27,7 +27,8 @@ from kafkaops.cluster.protocol.messages import (
     response_header_version,
 )
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
-from kafkaops.cluster.protocol.types import ZERO_UUID, SharedArray
+from kafkaops.cluster.protocol.shared_array import SharedArray
+from kafkaops.cluster.protocol.types import ZERO_UUID
 
 
 def h(text: str) -> bytes:
