@@ -76,6 +76,7 @@ from kafkaops.cluster.broker.zk_admin_manager import (
 )
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.acl import CLUSTER_NAME, AclOperation, ResourceType
+from kafkaops.cluster.common.collector import collector_paused
 from kafkaops.cluster.common.errors import BrokerError, KafkaOpsError
 from kafkaops.cluster.common.java_errors import default_message
 from kafkaops.cluster.protocol.messages import Request, RequestHeader
@@ -662,15 +663,16 @@ class KafkaApis:
         return epoch != -1 and epoch < self.broker_epoch()
 
     async def handle_leader_and_isr_request(self, header: RequestHeader, body: Body) -> Response:
-        request = LeaderAndIsrRequest.from_wire(body)
-        if not self._authorize_cluster(Op.CLUSTER_ACTION):
-            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
-        elif self._stale_broker_epoch(request.broker_epoch):
-            result = PartitionErrors(errors.StaleBrokerEpochError.code)
-        else:
-            result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
-            self._on_leadership_change(request, result)
-        return responses.partition_errors_response(result)
+        with collector_paused():  # per-partition work: see cluster/common/collector.py
+            request = LeaderAndIsrRequest.from_wire(body)
+            if not self._authorize_cluster(Op.CLUSTER_ACTION):
+                result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+            elif self._stale_broker_epoch(request.broker_epoch):
+                result = PartitionErrors(errors.StaleBrokerEpochError.code)
+            else:
+                result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
+                self._on_leadership_change(request, result)
+            return responses.partition_errors_response(result)
 
     def _on_leadership_change(self, request: LeaderAndIsrRequest, result: PartitionErrors) -> None:
         """Kafka's `RequestHandlerHelper.onLeadershipChange`: the offsets partitions this broker now leads
@@ -686,18 +688,19 @@ class KafkaApis:
                 self.group_metadata_manager.on_resignation(tp.partition, state.leader_epoch)
 
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
-        request = StopReplicaRequest.from_wire(body)
-        if not self._authorize_cluster(Op.CLUSTER_ACTION):
-            result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
-        elif self._stale_broker_epoch(request.broker_epoch):
-            result = PartitionErrors(errors.StaleBrokerEpochError.code)
-        else:
-            result = self.replica_manager.stop_replicas(header.correlation_id, request)
-            # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
-            for tp, code in result.partition_errors:
-                if tp.topic == GROUP_METADATA_TOPIC_NAME and code == errors.NONE:
-                    self.group_metadata_manager.on_resignation(tp.partition, None)
-        return responses.partition_errors_response(result)
+        with collector_paused():
+            request = StopReplicaRequest.from_wire(body)
+            if not self._authorize_cluster(Op.CLUSTER_ACTION):
+                result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+            elif self._stale_broker_epoch(request.broker_epoch):
+                result = PartitionErrors(errors.StaleBrokerEpochError.code)
+            else:
+                result = self.replica_manager.stop_replicas(header.correlation_id, request)
+                # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
+                for tp, code in result.partition_errors:
+                    if tp.topic == GROUP_METADATA_TOPIC_NAME and code == errors.NONE:
+                        self.group_metadata_manager.on_resignation(tp.partition, None)
+            return responses.partition_errors_response(result)
 
     async def handle_update_metadata_request(self, header: RequestHeader, body: Body) -> Response:
         if not self._authorize_cluster(Op.CLUSTER_ACTION):

@@ -34,6 +34,7 @@ from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.protocol.shared_array import SharedArray
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
     LEADER_DURING_DELETE,
@@ -443,11 +444,11 @@ class ControllerBrokerRequestBatch:
             for b in sorted(live_brokers.values(), key=lambda r: r.broker_id)
         ]
         sink.write(log.sending_update_metadata(recipients, len(self.update_metadata_partitions)))
-        # built once: every recipient's body shares it (the encoder only reads it)
-        topic_states = [
+        # built and encoded once: every recipient's body shares it (only the broker epoch differs)
+        topic_states = SharedArray(
             {"topic_name": t, "topic_id": kafka_uuid_from_text(topic_ids.get(t)), "partition_states": s}
             for t, s in topics.items()
-        ]
+        )
         for broker_id in recipients:
             body = {
                 "controller_id": self.controller_id,

@@ -21,13 +21,11 @@ stops acting at once (`_active` is cleared on kazoo's thread, before any event c
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -37,6 +35,7 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.client_channel import PLAINTEXT_CHANNEL, ClientChannel
+from kafkaops.cluster.common.collector import collector_paused
 from kafkaops.cluster.common.errors import ControllerMovedError, MalformedZNodeError, NotControllerError
 from kafkaops.cluster.controller.broker_change import BrokerChangeHandler
 from kafkaops.cluster.controller.channel import (
@@ -292,6 +291,10 @@ class KafkaController:
     # --- the event loop ------------------------------------------------------------------------
 
     def _process(self, event: ControllerEvent) -> None:
+        with collector_paused():  # an event's per-partition work: see cluster/common/collector.py
+            self._process_event(event)
+
+    def _process_event(self, event: ControllerEvent) -> None:
         try:
             match event:
                 case Startup() | Reelect():
@@ -376,7 +379,7 @@ class KafkaController:
         self._active = True
         log.info("Broker %s elected controller with epoch %s", self.broker_id, epoch)
         try:
-            with _collector_paused():
+            with collector_paused():
                 self._on_controller_failover()
         except ControllerMovedError:
             raise
@@ -627,17 +630,3 @@ class _ChannelToBrokers:
     def remove_broker(self, broker_id: int) -> None:
         if self._controller.channel is not None:
             self._controller.channel.remove_broker(broker_id)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a failover loads the context: the millions of long-lived
-    objects it allocates set off full collections, each walking the whole heap of a broker that holds
-    100,000 replicas (a second each) to free nothing. Reference counting still frees as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

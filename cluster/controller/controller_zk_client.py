@@ -254,7 +254,8 @@ class ControllerZkClient:
     def get_topic_partition_states(
         self, partitions: Sequence[TopicPartition], *, fresh: bool = False
     ) -> dict[TopicPartition, PartitionStateRead]:
-        bulk = not fresh and len(partitions) >= BULK_READ_THRESHOLD
+        # a fresh read may be bulk too: the bulk connection starts from this session's last zxid
+        bulk = len(partitions) >= BULK_READ_THRESHOLD
         return self.zk.get_topic_partition_states(partitions, bulk=bulk)
 
     def watch_topic_partition_states(

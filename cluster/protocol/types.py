@@ -33,6 +33,7 @@ import uuid
 from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError
+from kafkaops.cluster.protocol.shared_array import SharedArray
 
 from .records_send import TransferableRecords
 
@@ -241,9 +242,20 @@ class Array(Type):
             out.append(_I32.pack(len(value)))
             out.append(self._numbers(len(value)).pack(*value))
             return
+        if type(value) is SharedArray:
+            out.append(self._encoded_once(value))
+            return
         out.append(_I32.pack(len(value)))
         for item in value:
             self.elem.encode(item, out)
+
+    def _encoded_once(self, value: SharedArray) -> bytes:
+        encoded = value.encoded.get(self)
+        if encoded is None:  # two send threads may both get here: they make the same bytes
+            parts: list[bytes] = []
+            self.encode(list(value), parts)
+            encoded = value.encoded[self] = b"".join(parts)
+        return encoded
 
     def decode(self, buf: Buffer, offset: int) -> tuple[list[Any] | None, int]:
         (count,) = unpack(_I32, buf, offset)
@@ -482,6 +494,9 @@ class CompactArray(Array):
             if not self.nullable:
                 raise EncodeError(f"{self.name} cannot be null")
             out.append(b"\x00")
+            return
+        if type(value) is SharedArray:
+            out.append(self._encoded_once(value))
             return
         out.append(_varint(len(value) + 1))
         if self._fmt is not None:

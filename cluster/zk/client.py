@@ -346,9 +346,10 @@ class KafkaZkClient(ZkClient):
         MalformedZNodeError of its bytes.
 
         `bulk`: multiReads (a thousand znodes each) on a connection of their own, ~30 times faster than
-        this session for a whole cluster; that connection's reads may not yet see this session's last
-        writes, so a caller re-reading after losing a conditional write must not ask for it. If that
-        connection fails, the session reads. `watch` (one-shot, on kazoo's thread) needs the session.
+        this session for a whole cluster; that connection starts from this session's last zxid, so its
+        reads see this session's writes (a caller re-reading after losing a conditional write may ask
+        for it). If that connection fails, the session reads. `watch` (one-shot, on kazoo's thread)
+        needs the session.
         """
         paths = [znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions]
         if bulk and watch is None:
@@ -389,7 +390,7 @@ class KafkaZkClient(ZkClient):
     ) -> Sequence[tuple[bytes, Any] | None] | None:
         """The znodes' (data, stat) by multiRead on a bulk connection; None if that connection failed."""
         try:
-            with PipelinedReader(str(self.connect_string)) as reader:
+            with PipelinedReader(str(self.connect_string), last_zxid_seen=self._zk.last_zxid) as reader:
                 if ops_per_request is None:
                     return reader.get_data_many(paths)
                 return reader.get_data_many(paths, ops_per_request=ops_per_request)

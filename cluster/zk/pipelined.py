@@ -111,16 +111,22 @@ class Stat:
 class PipelinedReader:
     """One raw ZooKeeper session used only for bulk reads. Not thread-safe; close it when done."""
 
-    def __init__(self, connect: str, timeout_s: float = 15.0, session_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self, connect: str, timeout_s: float = 15.0, session_timeout_ms: int = 30_000, last_zxid_seen: int = 0
+    ) -> None:
+        """`last_zxid_seen`: a server that has not yet applied that transaction refuses the session (as it
+        refuses a client moving to it from a server further ahead), so every read on this session sees
+        at least what the session that saw it had seen: pass another session's last zxid to read that
+        session's own writes here."""
         parsed = parse_connect_string(connect)
         self._chroot = parsed.chroot
-        self._sock = self._connect(parsed.hosts, timeout_s, session_timeout_ms)
+        self._sock = self._connect(parsed.hosts, timeout_s, session_timeout_ms, last_zxid_seen)
         self._buffer = bytearray()
         self._xid = 0
         self._multi_read: bool | None = None  # unknown until the server answers one
 
     @staticmethod
-    def _connect(hosts: str, timeout_s: float, session_timeout_ms: int) -> socket.socket:
+    def _connect(hosts: str, timeout_s: float, session_timeout_ms: int, last_zxid_seen: int) -> socket.socket:
         last_error: OSError | None = None
         for host in hosts.split(","):
             name, _, port = host.strip().rpartition(":")
@@ -130,10 +136,15 @@ class PipelinedReader:
                 last_error = error
                 continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            body = _CONNECT_REQUEST.pack(0, 0, session_timeout_ms, 0, 16, b"\0" * 16, False)
-            sock.sendall(_INT.pack(len(body)) + body)
-            (length,) = _INT.unpack(_recv_exactly(sock, 4))
-            response = _recv_exactly(sock, length)
+            body = _CONNECT_REQUEST.pack(0, last_zxid_seen, session_timeout_ms, 0, 16, b"\0" * 16, False)
+            try:
+                sock.sendall(_INT.pack(len(body)) + body)
+                (length,) = _INT.unpack(_recv_exactly(sock, 4))
+                response = _recv_exactly(sock, length)
+            except (OSError, ZooKeeperError) as error:  # a server behind last_zxid_seen closes the connection
+                sock.close()
+                last_error = OSError(str(error))
+                continue
             _, negotiated_timeout, session_id, _ = _CONNECT_RESPONSE_HEAD.unpack_from(response)
             if negotiated_timeout <= 0 or session_id == 0:
                 sock.close()

@@ -8,7 +8,6 @@ Kafka keeps these in `kafka.api.LeaderAndIsr`, `kafka.controller.ReplicaAssignme
 from __future__ import annotations
 
 import base64
-import dataclasses
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -79,7 +78,8 @@ class LeaderAndIsr:
         return self.new_leader_and_isr(leader, self.isr)
 
     def new_leader_and_isr(self, leader: int, isr: Sequence[int]) -> LeaderAndIsr:
-        return dataclasses.replace(self, leader=leader, leader_epoch=self.leader_epoch + 1, isr=tuple(isr))
+        # the constructor, not dataclasses.replace: an election makes one per partition
+        return LeaderAndIsr(leader, self.leader_epoch + 1, tuple(isr), self.zk_version)
 
     def new_epoch(self) -> LeaderAndIsr:
         """Kafka's `newEpoch`: same leader and ISR, next leader epoch; the zkVersion stays the one the
@@ -87,7 +87,7 @@ class LeaderAndIsr:
         return self.new_leader_and_isr(self.leader, self.isr)
 
     def with_zk_version(self, zk_version: int) -> LeaderAndIsr:
-        return dataclasses.replace(self, zk_version=zk_version)
+        return LeaderAndIsr(self.leader, self.leader_epoch, self.isr, zk_version)
 
     @property
     def has_leader(self) -> bool:

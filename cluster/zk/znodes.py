@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import enum
 import json
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote_plus
@@ -49,16 +51,61 @@ class CreateMode(enum.Enum):
 # --- JSON helpers -------------------------------------------------------------------------------
 
 
+def _json_dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _json_loads(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+try:
+    import orjson
+
+    HAVE_ORJSON = True
+except ImportError:  # pragma: no cover - a dependency; the json module does the same, slower
+    HAVE_ORJSON = False
+
+
+def _orjson_dumps(value: Any) -> bytes:
+    # the same bytes as json's (compact, UTF-8, keys in order); json's for what orjson refuses (integers
+    # past 64 bits, say)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        return _json_dumps(value)
+
+
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+def _orjson_loads(data: bytes) -> Any:
+    # json's for what orjson refuses (NaN, bad UTF-8): its answer or its error; and for a number of 19
+    # digits or more, which orjson reads as a float past 64 bits where json keeps an int
+    if _LONG_DIGITS.search(data):
+        return _json_loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _json_loads(data)
+
+
+_dumps: Callable[[Any], bytes] = _json_dumps
+_loads: Callable[[bytes], Any] = _json_loads
+if HAVE_ORJSON and not os.environ.get("KAFKAOPS_PURE_PYTHON"):
+    _dumps, _loads = _orjson_dumps, _orjson_loads
+
+
 def to_json_bytes(value: Any) -> bytes:
     """Jackson's default output: compact, no trailing newline, keys in the order given."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _dumps(value)
 
 
 def _load_object(path: str, data: bytes | None) -> dict[str, Any]:
     if not data:
         raise MalformedZNodeError(path, data, "empty data where a JSON object was expected")
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = _loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise MalformedZNodeError(path, data, f"not valid JSON ({error})") from None
     if not isinstance(value, dict):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kafkaops.cluster.common.errors import ZooKeeperUnreachableError
 from kafkaops.cluster.zk.pipelined import WINDOW, PipelinedReader
 
 
@@ -34,3 +37,15 @@ def test_pipelined_fallback_reads_the_same(zk, zk_connect):
         single._multi_read = False
         assert [d and d[0] for d in multi.get_data_many(paths)] == [d and d[0] for d in single.get_data_many(paths)]
         assert single.get_children_many(["/q"]) == multi.get_children_many(["/q"])
+
+
+def test_a_session_from_a_last_zxid_sees_the_writes_up_to_it_and_a_server_behind_it_refuses(zk, zk_connect):
+    """The controller re-reads states after a lost conditional write on a bulk connection opened from its
+    own session's last zxid: ZooKeeper refuses such a session on a server that has not applied it yet."""
+    zk.kazoo.create("/z/a", b"old", makepath=True)
+    zk.kazoo.set("/z/a", b"new")
+    seen = zk.kazoo.last_zxid
+    with PipelinedReader(zk_connect, last_zxid_seen=seen) as reader:
+        assert reader.get_data_many(["/z/a"])[0][0] == b"new"
+    with pytest.raises(ZooKeeperUnreachableError):
+        PipelinedReader(zk_connect, timeout_s=5, last_zxid_seen=seen + 1_000_000)

@@ -4,6 +4,7 @@ kafka-protocol.md §3 byte for byte, and requests that must be refused with a ty
 from __future__ import annotations
 
 import contextlib
+import uuid
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from kafkaops.cluster.protocol.messages import (
     response_header_version,
 )
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
+from kafkaops.cluster.protocol.shared_array import SharedArray
 from kafkaops.cluster.protocol.types import ZERO_UUID
 
 
@@ -283,3 +285,44 @@ def test_kafka_python_request_frames_decode() -> None:
     assert request.header == RequestHeader(ApiKey.FETCH, 11, 3, "kp")
     assert request.body["max_bytes"] == 52428800
     assert request.body["topics"][0]["partitions"][0]["fetch_offset"] == 5
+
+
+@pytest.mark.parametrize("version", range(8))
+def test_a_shared_array_encodes_as_the_plain_list_at_every_version(version: int) -> None:
+    """The controller's UpdateMetadata shares its topic states, encoded once, among the brokers' bodies."""
+    states = [
+        {
+            "topic_name": f"t{t}",
+            "topic_id": uuid.UUID(int=t + 1),
+            "partition_states": [
+                {
+                    "topic_name": f"t{t}",
+                    "partition_index": p,
+                    "controller_epoch": 3,
+                    "leader": 1,
+                    "leader_epoch": 4,
+                    "isr": [1, 2],
+                    "zk_version": 5,
+                    "replicas": [1, 2],
+                    "offline_replicas": [],
+                }
+                for p in range(3)
+            ],
+        }
+        for t in range(2)
+    ]
+    shared = SharedArray(states)
+
+    def body(topic_states: list[Any], broker_epoch: int) -> dict[str, Any]:
+        return {
+            "controller_id": 1,
+            "controller_epoch": 3,
+            "broker_epoch": broker_epoch,
+            "ungrouped_partition_states": [s for t in states for s in t["partition_states"]],
+            "topic_states": topic_states,
+            "live_brokers": [],
+        }
+
+    header = RequestHeader(ApiKey.UPDATE_METADATA, version, 7, "c")
+    for broker_epoch in (10, 20):  # the second encode reuses the first one's bytes
+        assert encode_request(header, body(shared, broker_epoch)) == encode_request(header, body(states, broker_epoch))

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkaops.cluster.common.errors import MalformedZNodeError
+from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import (
     AclEntry,
     BrokerRegistration,
@@ -139,7 +140,7 @@ PERSISTENT = [
     ids=lambda v: v.__name__ if isinstance(v, type) else v.name,
 )
 def test_create_mode(codec: type, mode: CreateMode) -> None:
-    assert codec.mode is mode  # type: ignore[attr-defined]
+    assert codec.mode is mode
 
 
 def test_persistent_paths_are_kafka_28s() -> None:
@@ -1289,3 +1290,34 @@ def test_a_state_znode_path_names_its_partition():
         "/a/b/c/d/e/f",
     ):
         assert TopicPartitionStateZNode.partition_of(other) is None
+
+
+ZNODE_VALUES = [
+    {"controller_epoch": 3, "leader": 1, "version": 1, "leader_epoch": 7, "isr": [1, 2, 3]},
+    {"version": 2, "partitions": {"0": [1, 2], "1": [2, 3]}, "adding_replicas": {}, "removing_replicas": {}},
+    {"version": 1, "config": {"cleanup.policy": "compact", "note": "naïve – ünïcödé ☃", "quote": 'a"b\\c\n'}},
+    {"features": {}, "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"}, "rack": None, "port": -1},
+    {1: "int keys", "big": 2**70, "neg": -(2**63), "empty": [], "nested": [[{}], {"x": [None, True, False]}]},
+]
+
+
+@pytest.mark.parametrize("value", ZNODE_VALUES)
+def test_znode_json_is_the_same_with_orjson_and_the_json_module(value: Any) -> None:
+    """orjson writes and reads znodes when installed, the json module otherwise (KAFKAOPS_PURE_PYTHON=1):
+    both give the same bytes and the same values."""
+    pytest.importorskip("orjson")
+    expected = znodes._json_dumps(value)
+    assert znodes._orjson_dumps(value) == expected
+    assert znodes._orjson_loads(expected) == znodes._json_loads(expected)
+
+
+@pytest.mark.parametrize("data", [b'{"a": NaN}', b'{"a": 1', b"\xff\xfe", b'{"n": 123456789012345678901234567890}'])
+def test_what_orjson_refuses_the_json_module_reads_or_refuses_as_before(data: bytes) -> None:
+    pytest.importorskip("orjson")
+    try:
+        expected: Any = znodes._json_loads(data)
+    except ValueError as error:
+        with pytest.raises(type(error)):
+            znodes._orjson_loads(data)
+    else:
+        assert znodes._orjson_loads(data) == expected

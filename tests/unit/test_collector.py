@@ -1,0 +1,94 @@
+"""collector_paused: the process's cyclic collector off while any thread's block runs, back on after the
+last one (the controller's event thread and the broker's event loop pause it at the same time)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from kafkaops.cluster.common.collector import collector_paused
+
+
+@pytest.fixture(autouse=True)
+def _collector_restored() -> Iterator[None]:
+    enabled = gc.isenabled()
+    yield
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def test_off_inside_on_after() -> None:
+    gc.enable()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_left_off_if_it_was_off() -> None:
+    gc.disable()
+    with collector_paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_on_again_after_an_error() -> None:
+    gc.enable()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
+def test_blocks_of_two_threads_overlapping_either_way_leave_it_on() -> None:
+    """Thread A enters, B enters, A leaves first: the collector stays off until B leaves, then comes on
+    (a per-block save and restore turned it on under B, or left it off for good)."""
+    gc.enable()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def thread_a() -> None:
+        with collector_paused():
+            a_in.set()
+            b_in.wait(5)
+        a_out.set()
+
+    def thread_b() -> None:
+        a_in.wait(5)
+        with collector_paused():
+            b_in.set()
+            a_out.wait(5)
+            seen["b after a left"] = gc.isenabled()
+
+    threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"b after a left": False}
+    assert gc.isenabled()
+
+
+def test_many_threads_at_once_leave_it_on() -> None:
+    gc.enable()
+    barrier = threading.Barrier(8)
+
+    def work() -> None:
+        with collector_paused():
+            barrier.wait(5)  # all eight inside at once
+        for _ in range(200):
+            with collector_paused():
+                pass
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert gc.isenabled()
