@@ -392,11 +392,15 @@ class ReadTracker:
         self._next: dict[tuple[str, int], int] = {}
         self._resumed: dict[tuple[str, int], int | None] = {}
         """Partitions assigned anew, with where this member was in them (None: never read)."""
+        self._committed_when_assigned: dict[tuple[str, int], int] = {}
+        """The last acknowledged commit of each partition when it was assigned anew: the group's position the
+        new assignment starts from may not be older. A commit acknowledged later (commits are asynchronous)
+        may have raced with the new assignment's offset fetch."""
 
     def note(self, tp: tuple[str, int], offset: int) -> None:
         resumed = tp in self._resumed
         expected = self._resumed.pop(tp) if resumed else self._next.get(tp)
-        committed = self.committed.get(tp, 0)
+        committed = self._committed_when_assigned.pop(tp) if resumed else self.committed.get(tp, 0)
         if expected is not None and offset != expected:
             if offset > expected:
                 self.skips.append((*tp, expected, offset))
@@ -415,6 +419,7 @@ class ReadTracker:
         past where this member was (a skip)."""
         for tp in partitions:
             self._resumed[tp] = self._next.get(tp)
+            self._committed_when_assigned[tp] = self.committed.get(tp, 0)
 
     def commit_acked(self, offsets: Mapping[tuple[str, int], int]) -> None:
         for tp, offset in offsets.items():

@@ -133,9 +133,13 @@ def test_a_session_ended_from_outside_loses_its_ephemeral_nodes(ensemble: ZooKee
     try:
         victim.create("/ephemeral", b"mine", ephemeral=True)
         session_id = victim.client_id[0]
+        # ZooKeeper orders one client's reads after its writes only: another client's server may lag the
+        # leader until a sync (a CI run read NoNode here)
+        observer.sync("/")
         assert observer.get("/ephemeral")[1].ephemeralOwner == session_id
         victim.add_listener(lambda state: lost.set() if state == "LOST" else None)
         assert expire_session(ensemble.connect_string, session_id) >= 1
+        observer.sync("/")
         assert observer.exists("/ephemeral") is None
         assert lost.wait(30), "the victim's client never learned that its session expired"
         deadline = time.monotonic() + 30

@@ -36,6 +36,22 @@ def test_a_resume_before_the_last_commit_is_a_lost_commit() -> None:
     assert tracker.rewinds == [("chaos-0", 0, 1, 3)]
 
 
+def test_a_commit_acknowledged_after_the_assignment_may_be_missed_by_it() -> None:
+    """Commits are asynchronous: one acknowledged after the new assignment fetched the group's position may
+    not be in it, and reading again from before it is no lost commit."""
+    tracker = ReadTracker()
+    tracker.assigned([TP])
+    read(tracker, 0, 1, 2, 3)
+    tracker.commit_acked({TP: 2})
+    tracker.assigned([TP])
+    tracker.commit_acked({TP: 4})
+    read(tracker, 2, 3, 4)
+    assert (tracker.rereads, tracker.rewinds) == (1, [])
+    tracker.assigned([TP])
+    read(tracker, 3)
+    assert tracker.rewinds == [("chaos-0", 0, 3, 4)]
+
+
 def test_jumps_forward_are_skips_even_on_a_first_assignment() -> None:
     tracker = ReadTracker()
     tracker.assigned([TP])
