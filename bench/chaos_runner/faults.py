@@ -373,6 +373,9 @@ class FaultInjector:
     def reassignment(self, action: PlannedAction) -> Callable[[], None] | None:
         topic = pick_from(self.ctx.surviving, action.pick)
         brokers = self.ctx.zk_call(lambda zk: zk.get_sorted_broker_ids())
+        if len(brokers) < REPLICATION_FACTOR:  # a broker fault holds one down: no plan of RF distinct brokers
+            self.ctx.skip(action.kind, f"only brokers {brokers} registered")
+            return None
         current = self.ctx.assignments([topic])
         rng = random.Random(int(action.pick2 * 2**32))
         plan = []
