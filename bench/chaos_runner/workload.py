@@ -438,7 +438,9 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
     Commits are asynchronous: a synchronous commit() waits for good when the member's session times out
     while it is outstanding (a coordinator SIGKILLed and replaced more slowly than session.timeout.ms): the
     group then waits for the application to take the revocation, which only a consume() call serves, and
-    the commit waits for the group. Seen in CI with librdkafka 2.16.
+    the commit waits for the group. Seen in CI with librdkafka 2.16. One commit is outstanding at a time, as
+    with synchronous ones (the offsets read meanwhile go in the next).
+
     What it read and how its reading moved is its ReadTracker's."""
 
     def __init__(
@@ -453,6 +455,7 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
         self.settings = dict(settings or {})
         self.debug_log = debug_log
         """Where librdkafka's `debug=cgrp` lines go, if anywhere."""
+        self._commit_outstanding = False
         self.in_call: tuple[str, float] | None = None
         """The client call the member's thread is in and since when (monotonic): what a stuck member waits on."""
         self.commits = 0
@@ -486,9 +489,9 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
             return
+        pending: dict[tuple[str, int], int] = {}
         try:
             while not self._stop.is_set():
-                batch: dict[tuple[str, int], int] = {}
                 self.in_call = ("consume", time.monotonic())
                 for message in consumer.consume(num_messages=500, timeout=0.2):
                     if message.error() is not None:
@@ -496,18 +499,22 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
                     tp = (str(message.topic()), int(message.partition() or 0))
                     with self._lock:
                         self.note(tp, int(message.offset() or 0))
-                    batch[tp] = int(message.offset() or 0) + 1
-                if not batch:
+                    pending[tp] = int(message.offset() or 0) + 1
+                self.in_call = None
+                # one commit at a time, as a synchronous commit would: two outstanding could be applied out of
+                # order (the first retried to a new coordinator after the second succeeded), moving the group's
+                # offset back behind an acknowledged commit
+                if not pending or self._commit_outstanding:
                     continue
-                self.in_call = ("commit", time.monotonic())
+                self._commit_outstanding = True
                 try:
                     consumer.commit(
-                        offsets=[CTopicPartition(t, p, o) for (t, p), o in batch.items()], asynchronous=True
+                        offsets=[CTopicPartition(t, p, o) for (t, p), o in pending.items()], asynchronous=True
                     )
                 except KafkaException as error:
+                    self._commit_outstanding = False
                     self.commit_errors[error.args[0].name() if error.args else type(error).__name__] += 1
-                finally:
-                    self.in_call = None
+                pending = {}
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
         finally:
@@ -516,6 +523,7 @@ class GroupCommitConsumer(ConsumerThread, ReadTracker):
 
     def _committed(self, error: Any, partitions: list[Any]) -> None:
         """librdkafka's answer to a commit (served by consume() on the member's thread)."""
+        self._commit_outstanding = False
         if error is not None:
             self.commit_errors[error.name()] += 1
             return
