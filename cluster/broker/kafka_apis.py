@@ -662,14 +662,20 @@ class KafkaApis:
         """A request sent to this broker's previous registration (-1: a version without the field)."""
         return epoch != -1 and epoch < self.broker_epoch()
 
+    def _refused_replica_request(self, broker_epoch: int) -> PartitionErrors | None:
+        """A LeaderAndIsr's or StopReplica's refusal: not the controller's principal, or sent to this broker's
+        previous registration; None when it is to be applied."""
+        if not self._authorize_cluster(Op.CLUSTER_ACTION):
+            return PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
+        if self._stale_broker_epoch(broker_epoch):
+            return PartitionErrors(errors.StaleBrokerEpochError.code)
+        return None
+
     async def handle_leader_and_isr_request(self, header: RequestHeader, body: Body) -> Response:
         with collector_paused():  # per-partition work: see cluster/common/collector.py
             request = LeaderAndIsrRequest.from_wire(body)
-            if not self._authorize_cluster(Op.CLUSTER_ACTION):
-                result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
-            elif self._stale_broker_epoch(request.broker_epoch):
-                result = PartitionErrors(errors.StaleBrokerEpochError.code)
-            else:
+            result = self._refused_replica_request(request.broker_epoch)
+            if result is None:
                 result = self.replica_manager.become_leader_or_follower(header.correlation_id, request)
                 self._on_leadership_change(request, result)
             return responses.partition_errors_response(result)
@@ -690,11 +696,8 @@ class KafkaApis:
     async def handle_stop_replica_request(self, header: RequestHeader, body: Body) -> Response:
         with collector_paused():
             request = StopReplicaRequest.from_wire(body)
-            if not self._authorize_cluster(Op.CLUSTER_ACTION):
-                result = PartitionErrors(CLUSTER_AUTHORIZATION_FAILED)
-            elif self._stale_broker_epoch(request.broker_epoch):
-                result = PartitionErrors(errors.StaleBrokerEpochError.code)
-            else:
+            result = self._refused_replica_request(request.broker_epoch)
+            if result is None:
                 result = self.replica_manager.stop_replicas(header.correlation_id, request)
                 # Kafka unloads on a deleting StopReplica only; here a stopped replica leads no more either
                 for tp, code in result.partition_errors:
