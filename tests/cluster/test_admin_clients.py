@@ -28,7 +28,7 @@ from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.values import TopicPartition
-from tests.cluster.clients_util import all_bootstraps
+from tests.cluster.clients_util import all_bootstraps, wait_metadata_everywhere
 
 TIMEOUT_S = 60
 
@@ -121,6 +121,9 @@ def test_kafka_python_configs_cluster_and_reassignments(cluster, zk):
     local = cluster(brokers=3)
     with kafka_python_admin(local) as admin:
         admin.create_topics({"t": {"num_partitions": 2, "replication_factor": 1}}, timeout_ms=30000)
+        # CreateTopics waits for the receiving broker's metadata cache only, as Kafka's does, and kafka-python
+        # first checks the key with a DescribeConfigs to any broker, which answers from its own cache
+        wait_metadata_everywhere(local, "t", 2)
         altered = admin.alter_configs(
             [
                 KConfigResource(
