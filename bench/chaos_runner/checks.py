@@ -14,7 +14,7 @@ from kafkaops.cluster.local.waiting import wait_for
 from kafkaops.cluster.zk import znodes
 
 from .context import POLL_S, ChaosContext, Intent, last_line
-from .workload import Ack, confluent_settings
+from .workload import KAFKA_PYTHON_LOG, Ack, confluent_settings
 
 LIVE_STALL_LIMIT_S = 120.0
 """The live consumer may read nothing new for this long while the producers get acks (the longest
@@ -329,6 +329,46 @@ class RunChecks:
             for intent in open_ones:
                 self.settle_reassignment(intent)
 
+    def log_client_warnings(self, partitions: Sequence[tuple[str, int]], last: int = 5) -> None:
+        """The producers' client's last warnings about each of `partitions` (why their acks stopped)."""
+        path = self.ctx.state_dir / KAFKA_PYTHON_LOG
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+        for topic, partition in partitions:
+            needles = (f"topic='{topic}', partition={partition})", f"{topic}-{partition} ", f"{topic}-{partition}:")
+            about = [line for line in lines if any(n in line for n in needles)]
+            self.ctx.log(f"kafka-python on {topic}-{partition}: {len(about)} warnings ({path})")
+            for line in about[-last:]:
+                self.ctx.log(f"  {line[:400]}")
+
+    def log_metadata_views(self, partitions: Sequence[tuple[str, int]]) -> None:
+        """ZooKeeper's state of each of `partitions` and what each broker's metadata cache answers for it: a
+        producer sent to a stale leader goes round NOT_LEADER and Metadata for as long as a cache stays stale."""
+        from kafkaops.cluster.protocol.schemas import ApiKey
+
+        states = self.ctx.partition_states(partitions)
+        topics = sorted({t for t, _ in partitions})
+        body = {"topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False}
+        views: dict[tuple[str, int], list[str]] = {tp: [] for tp in partitions}
+        with self.ctx.kafka_client(self.ctx.bootstrap(), "chaos-metadata-views", 10000) as client:
+            for broker in self.ctx.local.broker_ids():
+                try:
+                    _, answer = client.broker_request(broker, ApiKey.METADATA, body)
+                except Exception as error:  # noqa: BLE001 - a diagnosis: say what failed and go on
+                    for tp in partitions:
+                        views[tp].append(f"broker {broker}: {type(error).__name__}")
+                    continue
+                found = {(t["name"], p["partition_index"]): p for t in answer["topics"] for p in t["partitions"]}
+                for tp in partitions:
+                    p = found.get(tp)
+                    views[tp].append(
+                        f"broker {broker}: none"
+                        if p is None
+                        else f"broker {broker}: leader {p['leader_id']} epoch {p.get('leader_epoch')} "
+                        f"isr {p['isr_nodes']} error {p['error_code']}"
+                    )
+        for tp in partitions:
+            self.ctx.log(f"{tp[0]}-{tp[1]}: ZooKeeper {states.get(tp)}; " + "; ".join(views[tp]))
+
     def finish_traffic(self) -> None:
         partitions = self.ctx.surviving_partitions()
 
@@ -367,6 +407,11 @@ class RunChecks:
                 t: sorted({a.partition for a in self.ctx.producers[t].acked[marks[t] :]}) for t in self.ctx.surviving
             }
             self.ctx.checks["acks after healing"] = (False, f"partitions acked within 60 s, per topic: {acked_since}")
+            stuck = [
+                (t, p) for t, acked in acked_since.items() for p in range(self.ctx.config.partitions) if p not in acked
+            ]
+            self.log_client_warnings(stuck)
+            self.log_metadata_views(stuck)
         self.ctx.log(f"acks after healing: {self.ctx.checks['acks after healing'][1]}")
         self.ctx.producer_stop = self.ctx.log.now()
         for worker in self.ctx.producers.values():

@@ -37,7 +37,7 @@ from .schedule import (
     expand_kinds,
     plan_schedule,
 )
-from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker
+from .workload import KAFKA_PYTHON_LOG, GroupCommitConsumer, LiveConsumer, ProducerWorker, kafka_python_log
 
 TEARDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 CLIENTS_CLOSE_S = 20.0
@@ -151,6 +151,7 @@ class ChaosRun:
             f"chaos phase starts: producers at {ctx.config.rate:.0f}/s per topic, live consumer, "
             f"{len(ctx.schedule)} actions planned"
         )
+        kafka_python_log(ctx.state_dir / KAFKA_PYTHON_LOG)
         for topic in ctx.surviving + ctx.doomed:
             ctx.producers[topic] = ProducerWorker(
                 topic,

@@ -235,6 +235,21 @@ def confluent_settings(
     }
 
 
+KAFKA_PYTHON_LOG = "kafka-python.log"
+"""Under the state dir: what the producers' kafka-python clients warned about."""
+
+
+def kafka_python_log(path: Path) -> None:
+    """kafka-python's warnings (a produce error it retries, a batch it drops) go to `path`, not to stderr: the
+    story of a partition whose acks stopped."""
+    logger = logging.getLogger("kafka")
+    logger.propagate = False
+    logger.setLevel(logging.WARNING)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("[%(asctime)s] %(threadName)s %(name)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+
+
 def librdkafka_debug(path: Path, contexts: str) -> dict[str, Any]:
     """confluent-kafka settings that write librdkafka's `debug=<contexts>` lines to `path`."""
     logger = logging.getLogger(f"kafkaops.chaos.librdkafka.{path.stem}")

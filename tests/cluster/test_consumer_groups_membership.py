@@ -136,6 +136,11 @@ def kafka_python_member(bootstrap: str, topic: str, group: str, instance_id: str
         auto_offset_reset="earliest",
     )
     consumer.subscribe([topic], listener=Listener())
+    # kafka-python 3.0.12 takes its group's metadata snapshot at a metadata answer, not at subscribe(): a first
+    # join before one rejoins when it comes, and a rejoin for that reason whose SyncGroup answer comes after a
+    # poll's timeout is never completed (need_rejoin() is already false: the member stops heartbeating, for
+    # good). A metadata answer now, before the first poll, takes that snapshot.
+    assert topic in consumer.topics(), f"kafka-python does not see {topic}"
 
     def poll(stop: threading.Event) -> None:
         started.set()
@@ -250,6 +255,7 @@ bootstrap, topic, group, session_ms = sys.argv[1:5]
 consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, session_timeout_ms=int(session_ms),
                          heartbeat_interval_ms=500, enable_auto_commit=False)
 consumer.subscribe([topic])
+consumer.topics()  # the group's metadata snapshot before the first join (see kafka_python_member)
 while True:
     consumer.poll(timeout_ms=100)
     print(json.dumps(sorted(tp.partition for tp in consumer.assignment())), flush=True)
