@@ -581,9 +581,11 @@ class ReplicaManager:
         state = LeaderIsrAndControllerEpoch(proposed, partition.controller_epoch)
         try:
             version = await self.zk.conditional_update_partition_state(tp, state, proposed.zk_version)
-        except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: try again on the next round
+        except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: the next round proposes it again
             log.warning("Failed to update the ISR of %s: %s", tp, error)
-            version = None
+            if partition.leader_epoch == proposed.leader_epoch and partition.is_leader:
+                partition.pending_isr = None
+            return
         if partition.leader_epoch != proposed.leader_epoch or not partition.is_leader:
             return  # a LeaderAndIsr overtook the write; its state stands
         if version is None:

@@ -27,6 +27,7 @@ from typing import Any, Self, TypeAlias
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     BadVersionError,
+    ConnectionLoss,
     KazooException,
     NodeExistsError,
     NoNodeError,
@@ -622,28 +623,53 @@ class KafkaZkClient(ZkClient):
         """A leader's ISR change (Kafka's `conditionalUpdatePath`), for the caller's running asyncio loop:
         resolves to the new zk_version, or None when the znode moved on (a controller elected someone
         else meanwhile) or is gone. Sent at once, without a thread: a leader widening the ISR of
-        thousands of partitions has them all in flight together."""
+        thousands of partitions has them all in flight together.
+
+        A bad version, or a connection lost with the write in flight, is checked as Kafka's
+        `checkLeaderAndIsrZkData` does: a znode that holds exactly this state is this write, applied
+        before its answer was lost (Kafka retries it after a reconnection and lands here too). Without
+        that the leader kept its old ISR and zk_version, and every later change of its ISR failed until
+        the controller next sent it a LeaderAndIsr. Raises (through the future) on any other failure."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int | None] = loop.create_future()
+        path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
+
+        def on_loop(settle: Callable[[Any], None]) -> Callable[[Any], None]:
+            def deliver(result: Any) -> None:  # on kazoo's thread
+                with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
+                    loop.call_soon_threadsafe(settle, result)
+
+            return deliver
+
+        def settle_check(result: Any, write_error: Exception) -> None:  # on the loop
+            if future.done():
+                return
+            if result.successful():
+                data, stat = result.value
+                written = znodes.TopicPartitionStateZNode.decode(
+                    partition.topic, partition.partition, data, int(stat.version)
+                )
+                future.set_result(int(stat.version) if written.same_state(state) else None)
+            elif isinstance(result.exception, NoNodeError):
+                future.set_result(None)
+            else:
+                future.set_exception(write_error if isinstance(write_error, ConnectionLoss) else result.exception)
 
         def settle(result: Any) -> None:  # on the loop
             if future.done():
                 return
             if result.successful():
                 future.set_result(int(result.value.version))
-            elif isinstance(result.exception, (BadVersionError, NoNodeError)):
+            elif isinstance(result.exception, NoNodeError):
                 future.set_result(None)
+            elif isinstance(result.exception, (BadVersionError, ConnectionLoss)):
+                error = result.exception
+                self._zk.get_async(path).rawlink(on_loop(lambda checked: settle_check(checked, error)))
             else:
                 future.set_exception(result.exception)
 
-        path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
         pending = self._zk.set_async(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
-
-        def deliver(result: Any) -> None:  # on kazoo's thread
-            with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
-                loop.call_soon_threadsafe(settle, result)
-
-        pending.rawlink(deliver)
+        pending.rawlink(on_loop(settle))
         return future
 
     def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:

@@ -107,6 +107,17 @@ class LeaderIsrAndControllerEpoch:
     leader_and_isr: LeaderAndIsr
     controller_epoch: int
 
+    def same_state(self, other: LeaderIsrAndControllerEpoch) -> bool:
+        """The same leader, leader epoch, ISR and controller epoch, whatever each one's zk_version: what
+        Kafka's `checkLeaderAndIsrZkData` compares to tell its own write in a znode."""
+        mine, theirs = self.leader_and_isr, other.leader_and_isr
+        return (
+            self.controller_epoch == other.controller_epoch
+            and mine.leader == theirs.leader
+            and mine.leader_epoch == theirs.leader_epoch
+            and tuple(mine.isr) == tuple(theirs.isr)
+        )
+
     def __str__(self) -> str:
         lai = self.leader_and_isr
         isr = ",".join(str(b) for b in lai.isr)
