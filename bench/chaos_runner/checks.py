@@ -368,6 +368,13 @@ class RunChecks:
                     )
         for tp in partitions:
             self.ctx.log(f"{tp[0]}-{tp[1]}: ZooKeeper {states.get(tp)}; " + "; ".join(views[tp]))
+            # the leader's own ISR story: its in-memory ISR decides acks=all, and only its log tells it
+            needle = f"[Partition {tp[0]}-{tp[1]} "
+            for broker in self.ctx.local.broker_ids():
+                path = self.ctx.local.broker_dir(broker) / "logs" / "server.out"
+                lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+                for line in [line for line in lines if needle in line][-3:]:
+                    self.ctx.log(f"  broker {broker}: {line[:300]}")
 
     def finish_traffic(self) -> None:
         partitions = self.ctx.surviving_partitions()
