@@ -2,7 +2,8 @@
 `topics --list` against a local ZooKeeper <= 0.3 s).
 
 Each command runs `--rounds` times (default 9) as a new process, as a shell runs it; the median wall time
-is printed beside two baselines from the same run: the interpreter alone (`python -c pass`, the floor no
+is printed beside two baselines from the same run (each command run once untimed first, so that its bytecode
+is written, as pip writes it at install): the interpreter alone (`python -c pass`, the floor no
 Python tool goes under) and the eager start every command paid before commands were imported on first use
 (importing every `kafkaops.cli` command module, as the old `cli/app.py` did). The load average is printed
 first: the machine is shared, read figures with it.
@@ -39,6 +40,8 @@ EAGER_IMPORTS = (
 
 
 def median_seconds(command: list[str], rounds: int, env: dict[str, str]) -> float:
+    """The median of `rounds` timed runs, after one untimed run that writes the bytecode (see `rows`)."""
+    subprocess.run(command, env=env, check=True, capture_output=True)
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
@@ -49,6 +52,9 @@ def median_seconds(command: list[str], rounds: int, env: dict[str, str]) -> floa
 
 def rows(rounds: int, zk_connect: str) -> list[Row]:
     env = {**os.environ, "KAFKAOPS_ZOOKEEPER": zk_connect, "KAFKAOPS_CONFIG": ""}
+    # timed with bytecode, as a tool pip installed starts: with PYTHONDONTWRITEBYTECODE (set on some machines,
+    # this one among them) every module of a fresh clone, or changed since its .pyc, is compiled at each start
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     interpreter = median_seconds([sys.executable, "-c", "pass"], rounds, env)
     eager = median_seconds([sys.executable, "-c", EAGER_IMPORTS], rounds, env)
     print(f"interpreter alone (python -c pass): {interpreter:.3f} s; eager import of every command: {eager:.3f} s")

@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 
 from kafkaops.cluster.common.errors import InvalidArgumentError, UserError
-from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk.acls import DigestCredentials
 from kafkaops.cluster.zk.client import KafkaZkClient
 
 if TYPE_CHECKING:
     from kafkaops.admin.kafka_client.client import KafkaClient
     from kafkaops.admin.kafka_client.client_config import AdminClientConfig
+    from kafkaops.cluster.local.cluster import LocalCluster
 
 ZookeeperOption = Annotated[
     str | None,
@@ -75,7 +74,7 @@ def command_config_for(
     tools reach a secured local cluster without being told how."""
     if command_config is not None:
         return command_config
-    local = LocalCluster(state_dir(state))
+    local = local_cluster(state_dir(state))
     properties = local.client_properties
     if properties is None:
         return None
@@ -107,6 +106,14 @@ ENV_ZK_DIGEST = "KAFKAOPS_ZK_DIGEST"
 CONFIG_FILE_NAME = "kafkaops.yaml"
 
 
+def local_cluster(state: Path) -> LocalCluster:
+    """The local cluster in `state`, imported on first use: a tool given its connection starts without the
+    local cluster's code (and YAML)."""
+    from kafkaops.cluster.local.cluster import LocalCluster
+
+    return LocalCluster(state)
+
+
 def state_dir(explicit: Path | None = None) -> Path:
     """`--state-dir`, else `$KAFKAOPS_STATE_DIR`, else `~/.kafkaops`."""
     if explicit is not None:
@@ -119,6 +126,8 @@ def _tools_config() -> dict[str, Any]:
     config_path = Path(os.environ.get(ENV_CONFIG) or state_dir() / CONFIG_FILE_NAME)
     if not config_path.exists():
         return {}
+    import yaml
+
     try:
         config = yaml.safe_load(config_path.read_text()) or {}
     except yaml.YAMLError as error:
@@ -136,7 +145,7 @@ def _start_hint(state: Path) -> str:
 def no_local_cluster(state: Path, flag: str) -> UserError:
     """The answer, at once, of a tool that has nothing to connect to: which state dir it looked at, and what
     to do. One text for every tool."""
-    local = LocalCluster(state)
+    local = local_cluster(state)
     if local.exists() and flag == "--zookeeper":
         found = f"the local cluster in {state} is not running (its ZooKeeper {local.zookeeper_connect} does not answer)"
     elif local.exists():
@@ -158,13 +167,13 @@ def find_zookeeper(flag: str | None, state: Path | None = None) -> str | None:
     if flag:
         return flag
     if state is not None:
-        return LocalCluster(state).running_zookeeper()
+        return local_cluster(state).running_zookeeper()
     if os.environ.get(ENV_ZOOKEEPER):
         return os.environ[ENV_ZOOKEEPER]
     config = _tools_config()
     if config.get("zookeeper.connect"):
         return str(config["zookeeper.connect"])
-    return LocalCluster(state_dir()).running_zookeeper()
+    return local_cluster(state_dir()).running_zookeeper()
 
 
 def resolve_zookeeper(flag: str | None, state: Path | None = None) -> str:
@@ -180,7 +189,7 @@ def find_bootstrap_server(flag: str | None, state: Path | None = None) -> str | 
     cluster in `--state-dir` (else `$KAFKAOPS_STATE_DIR`, else `~/.kafkaops`)."""
     if flag:
         return flag
-    return LocalCluster(state_dir(state)).running_bootstrap_servers()
+    return local_cluster(state_dir(state)).running_bootstrap_servers()
 
 
 def resolve_bootstrap_server(flag: str | None, state: Path | None = None) -> str:

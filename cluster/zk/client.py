@@ -16,13 +16,12 @@ Threading: a client may be used from any thread; kazoo serialises requests on it
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -50,6 +49,9 @@ from kafkaops.cluster.zk.values import (
     TopicAssignment,
     TopicPartition,
 )
+
+if TYPE_CHECKING:
+    import asyncio  # a tool's start-up does without it: only a broker's ISR writes use it
 
 DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
@@ -630,6 +632,8 @@ class KafkaZkClient(ZkClient):
         before its answer was lost (Kafka retries it after a reconnection and lands here too). Without
         that the leader kept its old ISR and zk_version, and every later change of its ISR failed until
         the controller next sent it a LeaderAndIsr. Raises (through the future) on any other failure."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int | None] = loop.create_future()
         path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
