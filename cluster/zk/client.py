@@ -650,9 +650,13 @@ class KafkaZkClient(ZkClient):
                 return
             if result.successful():
                 data, stat = result.value
-                written = znodes.TopicPartitionStateZNode.decode(
-                    partition.topic, partition.partition, data, int(stat.version)
-                )
+                try:
+                    written = znodes.TopicPartitionStateZNode.decode(
+                        partition.topic, partition.partition, data, int(stat.version)
+                    )
+                except MalformedZNodeError:
+                    future.set_result(None)  # not this write's (Kafka's checker: no match)
+                    return
                 future.set_result(int(stat.version) if written.same_state(state) else None)
             elif isinstance(result.exception, NoNodeError):
                 future.set_result(None)

@@ -19,7 +19,8 @@ def state(isr: tuple[int, ...], leader_epoch: int = 3, controller_epoch: int = 2
 
 def write(zk: KafkaZkClient, proposed: LeaderIsrAndControllerEpoch, expected_version: int) -> int | None:
     async def run() -> int | None:
-        return await zk.conditional_update_partition_state(TP, proposed, expected_version)
+        # bounded: a write whose answer is never settled would otherwise hang the test
+        return await asyncio.wait_for(zk.conditional_update_partition_state(TP, proposed, expected_version), 10)
 
     return asyncio.run(run())
 
@@ -45,3 +46,9 @@ def test_an_isr_write_the_znode_moved_past_is_refused(zk: KafkaZkClient) -> None
 
 def test_an_isr_write_to_a_deleted_partition_is_refused(zk: KafkaZkClient) -> None:
     assert write(zk, state((1, 2)), 0) is None
+
+
+def test_an_isr_write_meeting_a_malformed_state_is_refused(zk: KafkaZkClient) -> None:
+    zk.ensure_paths([znodes.TopicPartitionZNode.path(TP.topic, TP.partition)])
+    zk.create(PATH, b"{not json")
+    assert write(zk, state((1, 2)), 3) is None  # answered, not left pending: the leader's next round retries
