@@ -271,11 +271,17 @@ def test_a_killed_member_loses_its_partitions_after_its_session(groups: Groups) 
         text=True,
         cwd=Path(__file__).parent,
     )
+    # its assignments, read on a thread: a blocking read in the wait would hang the test if the process hung
+    printed: list[list[int]] = []
+    stdout = process.stdout
+    assert stdout is not None
+    reader = threading.Thread(
+        target=lambda: printed.extend(json.loads(line) for line in iter(stdout.readline, "")), daemon=True
+    )
+    reader.start()
     try:
         with members(kafka_python_member(groups.bootstrap, topic, group)) as (survivor,):
-            assert process.stdout is not None
-            lines = iter(process.stdout.readline, "")
-            wait_for(lambda: json.loads(next(lines)) and survivor.assignment, WAIT_S, what="the group of two")
+            wait_for(lambda: printed and printed[-1] and survivor.assignment, WAIT_S, what="the group of two")
             assert len(survivor.assignment) < PARTITIONS
             process.send_signal(signal.SIGKILL)
             process.wait(10)
