@@ -305,9 +305,7 @@ class RunChecks:
         reports = [
             line.strip()
             for broker in self.ctx.local.broker_ids()
-            for line in (self.ctx.local.broker_dir(broker) / "logs" / "server.out")
-            .read_text(errors="replace")
-            .splitlines()
+            for line in self.ctx.server_lines(broker)
             if "Failed reassignment through zk" in line
         ]
         partitions = [line.split("partition ", 1)[1].split(",", 1)[0] for line in failed]
@@ -341,39 +339,26 @@ class RunChecks:
                 self.ctx.log(f"  {line[:400]}")
 
     def log_metadata_views(self, partitions: Sequence[tuple[str, int]]) -> None:
-        """ZooKeeper's state of each of `partitions` and what each broker's metadata cache answers for it: a
-        producer sent to a stale leader goes round NOT_LEADER and Metadata for as long as a cache stays stale."""
-        from kafkaops.cluster.protocol.schemas import ApiKey
-
-        states = self.ctx.partition_states(partitions)
-        topics = sorted({t for t, _ in partitions})
-        body = {"topics": [{"name": t} for t in topics], "allow_auto_topic_creation": False}
-        views: dict[tuple[str, int], list[str]] = {tp: [] for tp in partitions}
-        with self.ctx.kafka_client(self.ctx.bootstrap(), "chaos-metadata-views", 10000) as client:
-            for broker in self.ctx.local.broker_ids():
-                try:
-                    _, answer = client.broker_request(broker, ApiKey.METADATA, body)
-                except Exception as error:  # noqa: BLE001 - a diagnosis: say what failed and go on
-                    for tp in partitions:
-                        views[tp].append(f"broker {broker}: {type(error).__name__}")
-                    continue
-                found = {(t["name"], p["partition_index"]): p for t in answer["topics"] for p in t["partitions"]}
-                for tp in partitions:
-                    p = found.get(tp)
-                    views[tp].append(
-                        f"broker {broker}: none"
-                        if p is None
-                        else f"broker {broker}: leader {p['leader_id']} epoch {p.get('leader_epoch')} "
-                        f"isr {p['isr_nodes']} error {p['error_code']}"
-                    )
+        """ZooKeeper's state of each of `partitions` beside each broker's Metadata answer for it (a producer sent
+        to a stale leader goes round NOT_LEADER and Metadata for as long as a cache stays stale), then each
+        broker's last ISR lines for it: the leader's in-memory ISR decides acks=all, and only its log tells it."""
+        states, answers = self.ctx.metadata_views(partitions)
         for tp in partitions:
-            self.ctx.log(f"{tp[0]}-{tp[1]}: ZooKeeper {states.get(tp)}; " + "; ".join(views[tp]))
-            # the leader's own ISR story: its in-memory ISR decides acks=all, and only its log tells it
+            views = []
+            for broker, answer in answers.items():
+                if isinstance(answer, str):
+                    view = answer
+                elif (info := answer.get(tp)) is None:
+                    view = "none"
+                else:
+                    view = (
+                        f"leader {info.leader} epoch {info.leader_epoch} isr {list(info.isr)} error {info.error_code}"
+                    )
+                views.append(f"broker {broker}: {view}")
+            self.ctx.log(f"{tp[0]}-{tp[1]}: ZooKeeper {states.get(tp)}; " + "; ".join(views))
             needle = f"[Partition {tp[0]}-{tp[1]} "
             for broker in self.ctx.local.broker_ids():
-                path = self.ctx.local.broker_dir(broker) / "logs" / "server.out"
-                lines = path.read_text(errors="replace").splitlines() if path.exists() else []
-                for line in [line for line in lines if needle in line][-3:]:
+                for line in [line for line in self.ctx.server_lines(broker) if needle in line][-3:]:
                     self.ctx.log(f"  broker {broker}: {line[:300]}")
 
     def finish_traffic(self) -> None:

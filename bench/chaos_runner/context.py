@@ -28,6 +28,7 @@ from .workload import GroupCommitConsumer, LiveConsumer, ProducerWorker, kafka_p
 
 if TYPE_CHECKING:
     from kafkaops.admin.kafka_client import KafkaClient
+    from kafkaops.admin.kafka_client.metadata import PartitionInfo
 
     from .checks import DataVerdict
 
@@ -265,13 +266,37 @@ class ChaosContext:
             return 124, f"timed out after {timeout_s:.0f}s: {as_text(error.stdout)}{as_text(error.stderr)}"
         return done.returncode, (done.stdout + done.stderr).strip()
 
+    def server_lines(self, broker_id: int, name: str = "server.out") -> list[str]:
+        """The lines of one of a broker's logs (none if it has not written it)."""
+        path = self.local.broker_dir(broker_id) / "logs" / name
+        return path.read_text(errors="replace").splitlines() if path.exists() else []
+
     def server_tail(self, broker_id: int, lines: int = 15) -> str:
         out = []
         for name in ("server.out", "server.log"):
-            path = self.local.broker_dir(broker_id) / "logs" / name
-            if path.exists():
-                out += path.read_text(errors="replace").splitlines()[-lines:]
+            out += self.server_lines(broker_id, name)[-lines:]
         return "\n    ".join(out)
+
+    def metadata_views(
+        self, partitions: Sequence[tuple[str, int]]
+    ) -> tuple[dict[tuple[str, int], Any], dict[int, dict[tuple[str, int], PartitionInfo] | str]]:
+        """ZooKeeper's state of each of `partitions`, and each broker's own Metadata answer for them (what
+        failed, for a broker down or frozen): a client stuck on a leader no broker names is told apart from a
+        broker serving a stale cache."""
+        states = self.partition_states(partitions)
+        topics = sorted({t for t, _ in partitions})
+        answers: dict[int, dict[tuple[str, int], PartitionInfo] | str] = {}
+        for broker, endpoint in self.endpoints().items():
+            try:
+                with self.kafka_client(endpoint, "chaos-metadata-probe", 5000, retries=0) as client:
+                    found = client.metadata(topics).topics
+            except Exception as problem:  # noqa: BLE001 - a broker down or frozen: said so
+                answers[broker] = f"{type(problem).__name__}: {problem}"
+                continue
+            answers[broker] = {
+                (t, p.partition): p for t in topics if (info := found.get(t)) is not None for p in info.partitions
+            }
+        return states, answers
 
     # -- episodes and their bookkeeping --
 

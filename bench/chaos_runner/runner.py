@@ -245,26 +245,18 @@ class ChaosRun:
         """Log the leader of every surviving partition as each broker's Metadata answer and ZooKeeper say
         (a client stuck on a leader no broker names is then told apart from a broker serving stale leaders)."""
         ctx = self.ctx
-        partitions = ctx.surviving_partitions()
+        states, answers = ctx.metadata_views(ctx.surviving_partitions())
         ctx.log(
             f"  leaders ({why}), ZooKeeper: "
-            + ", ".join(
-                f"{t}-{p}: {s.leader if s is not None else '?'}"
-                for (t, p), s in sorted(ctx.partition_states(partitions).items())
-            )
+            + ", ".join(f"{t}-{p}: {s.leader if s is not None else '?'}" for (t, p), s in sorted(states.items()))
         )
-        for broker, endpoint in ctx.endpoints().items():
-            try:
-                with ctx.kafka_client(endpoint, "chaos-leader-probe", 5000, retries=0) as c:
-                    topics = c.metadata(list(ctx.surviving)).topics
-            except Exception as problem:  # noqa: BLE001 - a broker down or frozen: said so
-                ctx.log(f"  leaders, broker {broker}'s Metadata: {type(problem).__name__}: {problem}")
+        for broker, answer in answers.items():
+            if isinstance(answer, str):
+                ctx.log(f"  leaders, broker {broker}'s Metadata: {answer}")
                 continue
             shown = [
-                f"{topic}-{p.partition}: {p.leader}" + (f" (error {p.error_code})" if p.error_code else "")
-                for topic in ctx.surviving
-                if (info := topics.get(topic)) is not None
-                for p in sorted(info.partitions, key=lambda p: p.partition)
+                f"{t}-{p}: {info.leader}" + (f" (error {info.error_code})" if info.error_code else "")
+                for (t, p), info in sorted(answer.items())
             ]
             ctx.log(f"  leaders, broker {broker}'s Metadata: {', '.join(shown) or 'none'}")
 

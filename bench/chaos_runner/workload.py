@@ -239,25 +239,26 @@ KAFKA_PYTHON_LOG = "kafka-python.log"
 """Under the state dir: what the producers' kafka-python clients warned about."""
 
 
+def file_logger(name: str, path: Path, level: int, fmt: str) -> logging.Logger:
+    """The logger `name` writing to `path` alone (not propagated to the root's stderr)."""
+    logger = logging.getLogger(name)
+    logger.propagate = False
+    logger.setLevel(level)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter(fmt))
+    logger.addHandler(handler)
+    return logger
+
+
 def kafka_python_log(path: Path) -> None:
     """kafka-python's warnings (a produce error it retries, a batch it drops) go to `path`, not to stderr: the
     story of a partition whose acks stopped."""
-    logger = logging.getLogger("kafka")
-    logger.propagate = False
-    logger.setLevel(logging.WARNING)
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("[%(asctime)s] %(threadName)s %(name)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
+    file_logger("kafka", path, logging.WARNING, "[%(asctime)s] %(threadName)s %(name)s %(levelname)s %(message)s")
 
 
 def librdkafka_debug(path: Path, contexts: str) -> dict[str, Any]:
     """confluent-kafka settings that write librdkafka's `debug=<contexts>` lines to `path`."""
-    logger = logging.getLogger(f"kafkaops.chaos.librdkafka.{path.stem}")
-    logger.propagate = False
-    logger.setLevel(logging.DEBUG)
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s"))
-    logger.addHandler(handler)
+    logger = file_logger(f"kafkaops.chaos.librdkafka.{path.stem}", path, logging.DEBUG, "[%(asctime)s] %(message)s")
     return {"debug": contexts, "log_level": 7, "logger": logger}
 
 

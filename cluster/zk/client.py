@@ -645,7 +645,7 @@ class KafkaZkClient(ZkClient):
 
             return deliver
 
-        def settle_check(result: Any, write_error: Exception) -> None:  # on the loop
+        def settle_check(result: Any) -> None:  # on the loop
             if future.done():
                 return
             if result.successful():
@@ -661,7 +661,7 @@ class KafkaZkClient(ZkClient):
             elif isinstance(result.exception, NoNodeError):
                 future.set_result(None)
             else:
-                future.set_exception(write_error if isinstance(write_error, ConnectionLoss) else result.exception)
+                future.set_exception(result.exception)
 
         def settle(result: Any) -> None:  # on the loop
             if future.done():
@@ -671,8 +671,7 @@ class KafkaZkClient(ZkClient):
             elif isinstance(result.exception, NoNodeError):
                 future.set_result(None)
             elif isinstance(result.exception, (BadVersionError, ConnectionLoss)):
-                error = result.exception
-                self._zk.get_async(path).rawlink(on_loop(lambda checked: settle_check(checked, error)))
+                self._zk.get_async(path).rawlink(on_loop(settle_check))
             else:
                 future.set_exception(result.exception)
 
