@@ -156,15 +156,17 @@ class BrokerChangeHandler:
             for tp in ctx.partitions_led_by(event.broker_id, replicated_only=True)
             if not ctx.is_topic_queued_up_for_deletion(tp.topic)
         )
-        if led:
-            self.partition_state_machine.handle_state_changes(
-                led, PartitionState.ONLINE, CONTROLLED_SHUTDOWN_ELECTION, batch
-            )
+        # split before the election, as Kafka does: a partition it led leaves its ISR in the election's
+        # write, and must not go through OfflineReplica for a second write and LeaderAndIsr
         followed = sorted(
             PartitionReplica(tp, event.broker_id)
             for tp in ctx.partitions_on_broker(event.broker_id)
             if self._follows(tp, event.broker_id)
         )
+        if led:
+            self.partition_state_machine.handle_state_changes(
+                led, PartitionState.ONLINE, CONTROLLED_SHUTDOWN_ELECTION, batch
+            )
         if followed:
             self.replica_state_machine.handle_state_changes(followed, ReplicaState.OFFLINE, batch)
         self.channel.send(batch)

@@ -267,12 +267,17 @@ class PartitionStateMachine:
             case PreferredReplicaPartitionLeaderElectionStrategy():
                 return elections.elect_preferred(tp, assignment, current, online)
             case ControlledShutdownPartitionLeaderElectionStrategy():
-                # Kafka passes the shutting-down brokers here: they would leave the ISR in this write and
-                # still get the LeaderAndIsr. This controller passes none (the broker leaves the ISR
-                # afterwards, as an OfflineReplica, with a StopReplica), pinned by an xfail test of Kafka's
-                # case: made a follower, the leaving broker fetches until it exits, and a 2.8 leader, which
-                # does not know it is leaving, can take it back into the ISR (a CI run saw it).
-                return elections.elect_controlled_shutdown(tp, assignment, current, online, frozenset())
+                # the shutting-down brokers leave the ISR in this same write and still get the LeaderAndIsr
+                # (they must learn they follow now): one write and one request per partition. Made a
+                # follower, a shutting-down broker adds no fetcher (ReplicaManager, as Kafka's
+                # makeFollowers): fetching, a 2.8 leader would take it back into the ISR.
+                return elections.elect_controlled_shutdown(
+                    tp,
+                    assignment,
+                    current,
+                    ctx.online_replicas(tp, include_shutting_down=True),
+                    frozenset(ctx.shutting_down_broker_ids),
+                )
             case ReassignPartitionLeaderElectionStrategy():
                 target = ctx.partition_full_replica_assignment(tp).target_replicas
                 return elections.elect_reassign(tp, target, current, online & ctx.live_broker_ids)

@@ -126,8 +126,13 @@ def test_controlled_shutdown_moves_leadership_and_answers_what_the_broker_still_
     h.handlers.broker_changes.process_controlled_shutdown(ControlledShutdown(1, 1, result))
     assert result.result(0) == {T1}  # a single-replica partition cannot move
     assert leader_of(h, T0).leader == 2
-    assert 1 not in leader_of(h, T0).isr  # then out of the ISR as an offline follower
-    assert h.context.replica_state(PartitionReplica(T0, 1)) is ReplicaState.OFFLINE
+    assert 1 not in leader_of(h, T0).isr  # out of the ISR in the election's own write, as Kafka does
+    assert [call for call in h.zk.calls if call[0] == "update_leader_and_isr"] == [
+        ("update_leader_and_isr", (((T0, leader_of(h, T0).with_zk_version(0)),), h.context.epoch))
+    ]
+    # it led T0, so it is not an offline follower of it: it is told it follows now, and nothing more
+    assert h.context.replica_state(PartitionReplica(T0, 1)) is ReplicaState.ONLINE
+    assert sorted(b for b, tp, _ in h.channel.leader_and_isr() if tp == T0) == [1, 2]
     assert h.context.shutting_down_broker_ids == {1}
     assert len(h.channel.sent) == 1
 

@@ -152,12 +152,6 @@ def test_online_partition_to_online_transition(h: Harness) -> None:
     assert state_of(h) is PartitionState.ONLINE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkaops passes no shutting-down brokers to the controlled-shutdown election (unchanged by "
-    "issue 14): the broker stays in the ISR of this write and gets no LeaderAndIsr; it leaves the ISR "
-    "afterwards as an OfflineReplica",
-)
 def test_online_partition_to_online_transition_for_controlled_shutdown(h: Harness) -> None:
     other = BROKER_ID + 1
     h.live_brokers(BROKER_ID, other)
@@ -311,24 +305,6 @@ def test_updating_offline_partitions_count_during_topic_deletion(h: Harness) -> 
 
 
 # --- kafkaops' own cases ---------------------------------------------------------------------------------
-
-
-def test_online_partition_to_online_transition_for_controlled_shutdown_as_kafkaops_does(h: Harness) -> None:
-    """What kafkaops does where Kafka's case above fails: the new leader is elected with the ISR as it was,
-    the LeaderAndIsr goes to the other replica only."""
-    other = BROKER_ID + 1
-    h.live_brokers(BROKER_ID, other)
-    h.context.shutting_down_broker_ids.add(BROKER_ID)
-    assign(h, [BROKER_ID, other])
-    h.context.put_partition_state(PARTITION, PartitionState.ONLINE)
-    leader_and_isr = lai(BROKER_ID, [BROKER_ID, other])
-    with_leadership(h, leader_and_isr)
-    h.handlers.partition_state_machine.handle_state_changes(
-        PARTITIONS, PartitionState.ONLINE, ControlledShutdownPartitionLeaderElectionStrategy()
-    )
-    after_election = leader_and_isr.new_leader_and_isr(other, [BROKER_ID, other])
-    assert ("update_leader_and_isr", (((PARTITION, after_election),), CONTROLLER_EPOCH)) in h.zk.calls
-    assert [b for b, _, _ in h.channel.leader_and_isr()] == [other]
 
 
 def test_invalid_transition_is_logged_and_nothing_is_written(h: Harness) -> None:
