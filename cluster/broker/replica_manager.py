@@ -111,8 +111,11 @@ class ReplicaManager:
         clock: Callable[[], float] = time.time,
         *,
         channel: ClientChannel = PLAINTEXT_CHANNEL,
+        is_shutting_down: Callable[[], bool] = lambda: False,
     ) -> None:
         self.broker_id = broker_id
+        self.is_shutting_down = is_shutting_down
+        """The server's shutdown has begun (Kafka's shared `isShuttingDown`, set before the controlled shutdown)."""
         self.channel = channel
         """How the fetchers reach leaders (on the inter-broker listener the controller's LeaderAndIsr names)."""
         self.config = config
@@ -374,7 +377,11 @@ class ReplicaManager:
             )
         )
         address = leaders.get(partition.leader)
-        if address is not None:
+        if self.is_shutting_down():
+            # as Kafka's makeFollowers: made a follower by its own controlled shutdown, a leaving broker that
+            # fetched would be taken back into the ISR it has just left (a 2.8 leader knows no shutting down)
+            write(self.log.skipped_adding_fetcher_shutting_down(correlation_id, controller_id, epoch, tp, state.leader))
+        elif address is not None:
             self._fetcher_for(partition.leader, address).add_partition(partition)
         write(self.log.completed_become_follower(correlation_id, controller_id, epoch, tp, partition.leader))
 

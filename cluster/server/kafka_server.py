@@ -124,6 +124,7 @@ class KafkaServer:
             self.metadata_cache,
             self.clock,
             channel=self.inter_broker.channel,
+            is_shutting_down=self._stopped.is_set,
         )
         self.controller = self._controller_candidate()
         self.dynamic_config = DynamicBrokerConfig(self.config)
