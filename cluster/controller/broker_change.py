@@ -150,7 +150,6 @@ class BrokerChangeHandler:
             )
             return
         ctx.shutting_down_broker_ids.add(event.broker_id)
-        batch = self.channel.new_batch()
         led = sorted(
             tp
             for tp in ctx.partitions_led_by(event.broker_id, replicated_only=True)
@@ -164,12 +163,15 @@ class BrokerChangeHandler:
             if self._follows(tp, event.broker_id)
         )
         if led:
-            self.partition_state_machine.handle_state_changes(
-                led, PartitionState.ONLINE, CONTROLLED_SHUTDOWN_ELECTION, batch
-            )
+            self.partition_state_machine.handle_state_changes(led, PartitionState.ONLINE, CONTROLLED_SHUTDOWN_ELECTION)
         if followed:
-            self.replica_state_machine.handle_state_changes(followed, ReplicaState.OFFLINE, batch)
-        self.channel.send(batch)
+            # Kafka's order: the leaving broker is told to stop fetching before the ISR writes, so that a
+            # leader which learns the shrunk ISR is less likely to see one more fetch and take it back
+            stop = self.channel.new_batch()
+            for replica in followed:
+                stop.add_stop_replica([replica.replica], replica.partition, delete=False)
+            self.channel.send(stop)
+            self.replica_state_machine.handle_state_changes(followed, ReplicaState.OFFLINE)
         event.result.set_result(set(ctx.partitions_led_by(event.broker_id)))
 
     def _follows(self, tp: TopicPartition, broker_id: int) -> bool:

@@ -121,20 +121,27 @@ def test_broker_change_ignores_an_unreadable_registration() -> None:
 def test_controlled_shutdown_moves_leadership_and_answers_what_the_broker_still_leads() -> None:
     h = Harness()
     h.live_brokers(1, 2)
-    h.topic("t", {0: [1, 2], 1: [1]})
+    h.topic("t", {0: [1, 2], 1: [1], 2: [2, 1]})
     result: Future[set[TopicPartition]] = Future()
     h.handlers.broker_changes.process_controlled_shutdown(ControlledShutdown(1, 1, result))
     assert result.result(0) == {T1}  # a single-replica partition cannot move
     assert leader_of(h, T0).leader == 2
     assert 1 not in leader_of(h, T0).isr  # out of the ISR in the election's own write, as Kafka does
-    assert [call for call in h.zk.calls if call[0] == "update_leader_and_isr"] == [
-        ("update_leader_and_isr", (((T0, leader_of(h, T0).with_zk_version(0)),), h.context.epoch))
-    ]
+    assert [call for call in h.zk.calls if call[0] == "update_leader_and_isr"][0] == (
+        "update_leader_and_isr",
+        (((T0, leader_of(h, T0).with_zk_version(0)),), h.context.epoch),
+    )
     # it led T0, so it is not an offline follower of it: it is told it follows now, and nothing more
     assert h.context.replica_state(PartitionReplica(T0, 1)) is ReplicaState.ONLINE
     assert sorted(b for b, tp, _ in h.channel.leader_and_isr() if tp == T0) == [1, 2]
+    # it followed T2: told to stop fetching on its own, before the write that takes it out of that ISR
+    t2 = TopicPartition("t", 2)
+    election, stop, offline = h.channel.sent
+    assert T0 in election.leader_and_isr[1] and not election.stop_replica
+    assert stop.stop_replica == {1: {t2: False}} and not stop.leader_and_isr
+    assert 1 not in leader_of(h, t2).isr and t2 in offline.leader_and_isr[2]
+    assert h.context.replica_state(PartitionReplica(t2, 1)) is ReplicaState.OFFLINE
     assert h.context.shutting_down_broker_ids == {1}
-    assert len(h.channel.sent) == 1
 
 
 def test_controlled_shutdown_of_an_unknown_broker_or_a_stale_epoch_is_refused() -> None:
