@@ -303,6 +303,11 @@ class Log:
             return [segment.base_offset for segment in self._segments]
 
     @property
+    def first_segment_base_offset(self) -> int:
+        with self._lock:
+            return self._segments[0].base_offset
+
+    @property
     def active_segment_base_offset(self) -> int:
         with self._lock:
             return self._segments[-1].base_offset

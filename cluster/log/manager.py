@@ -217,17 +217,22 @@ class LogManager:
 
     def shutdown(self) -> None:
         """Flush and close every log, write the checkpoints, mark each healthy dir cleanly shut down and
-        release the dir locks. A dir that fails on the way is left without the marker."""
+        release the dir locks. A dir that fails on the way is left without the marker.
+
+        The logs are grouped by dir once for all these steps: at 10,000 logs, finding each dir's logs again
+        for each checkpoint file was about a quarter of the work. A log with nothing to flush or close costs
+        no I/O."""
         if self.cleaner is not None:
             self.cleaner.shutdown()
-        self.checkpoint_high_watermarks()
+        by_dir = self._group_by_dir(self._all_logs())
+        self._checkpoint_high_watermarks(by_dir)
         for directory in self.online_dirs:
             try:
-                for entry in self._logs_in(directory):
+                for entry in by_dir.get(directory, ()):
                     entry.flush()
             except LogDirFailureError:
                 continue
-        self.checkpoint_recovery_points()
+        self._checkpoint_recovery_points(by_dir)
         for entry in self._all_logs():
             try:
                 entry.close()
@@ -386,7 +391,7 @@ class LogManager:
         destination.update_high_watermark(source.high_watermark)
         for directory in (source.parent_dir, destination.parent_dir):
             if directory not in self._offline:
-                self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+                self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, _high_watermark)
                 self._write_recovery_checkpoints(directory)
         log.info("The current replica is successfully replaced with the future replica for %s-%s", topic, partition)
         return doomed
@@ -451,7 +456,7 @@ class LogManager:
             if self.cleaner is not None and doomed.parent_dir not in self._offline:
                 self.cleaner.remove_partition(doomed.parent_dir, tp)
         for directory in directories - self._offline:
-            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, _high_watermark)
             self._write_recovery_checkpoints(directory)
         return outcome
 
@@ -461,7 +466,21 @@ class LogManager:
             return [*self._logs.values(), *self._future_logs.values()]
 
     def _logs_in(self, directory: Path) -> list[Log]:
-        return [entry for entry in self._all_logs() if entry.parent_dir == directory]
+        name = str(directory)  # compared as strings: see _group_by_dir
+        return [entry for entry in self._all_logs() if str(entry.parent_dir) == name]
+
+    def _group_by_dir(self, logs: Iterable[Log]) -> dict[Path, list[Log]]:
+        """`logs` by log dir (each of `log_dirs`), in one pass. Keyed by the paths' strings, which pathlib
+        caches: its equality, which a dict of Path keys calls too (each log has its own `parent_dir` object),
+        is slow enough to matter at 10,000 logs."""
+        by_name: dict[str, list[Log]] = {}
+        for entry in logs:
+            name = str(entry.parent_dir)
+            group = by_name.get(name)
+            if group is None:
+                by_name[name] = group = []
+            group.append(entry)
+        return {directory: by_name.get(str(directory), []) for directory in self.log_dirs}
 
     # --- configs ---------------------------------------------------------------------------------------
 
@@ -529,26 +548,41 @@ class LogManager:
 
     def checkpoint_high_watermarks(self) -> None:
         """Write each online dir's `replication-offset-checkpoint`."""
+        self._checkpoint_high_watermarks(self._group_by_dir(self._all_logs()))
+
+    def _checkpoint_high_watermarks(self, by_dir: Mapping[Path, Sequence[Log]]) -> None:
         for directory in self.online_dirs:
-            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, lambda entry: entry.high_watermark)
+            self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, _high_watermark, by_dir.get(directory, ()))
 
     def checkpoint_recovery_points(self) -> None:
         """Write each online dir's `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint`."""
+        self._checkpoint_recovery_points(self._group_by_dir(self._all_logs()))
+
+    def _checkpoint_recovery_points(self, by_dir: Mapping[Path, Sequence[Log]]) -> None:
+        # online_dirs again: a dir may have failed since `by_dir` was made
         for directory in self.online_dirs:
-            self._write_recovery_checkpoints(directory)
+            self._write_recovery_checkpoints(directory, by_dir.get(directory, ()))
 
-    def _write_recovery_checkpoints(self, directory: Path) -> None:
-        self._write_offsets(directory, RECOVERY_POINT_OFFSET_CHECKPOINT, lambda entry: entry.recovery_point)
-        # Only log start offsets that the segments do not already imply, as Kafka writes them.
-        self._write_offsets(
-            directory,
-            LOG_START_OFFSET_CHECKPOINT,
-            lambda entry: entry.log_start_offset if entry.log_start_offset > entry.segment_base_offsets[0] else None,
-        )
+    def _write_recovery_checkpoints(self, directory: Path, entries: Sequence[Log] | None = None) -> None:
+        """The dir's recovery points and log start offsets, of `entries` (default: its logs now)."""
+        if entries is None:
+            entries = self._logs_in(directory)
+        self._write_offsets(directory, RECOVERY_POINT_OFFSET_CHECKPOINT, _recovery_point, entries)
+        self._write_offsets(directory, LOG_START_OFFSET_CHECKPOINT, _log_start_offset_to_checkpoint, entries)
 
-    def _write_offsets(self, directory: Path, name: str, offset_of: Callable[[Log], int | None]) -> None:
+    def _write_offsets(
+        self,
+        directory: Path,
+        name: str,
+        offset_of: Callable[[Log], int | None],
+        entries: Sequence[Log] | None = None,
+    ) -> None:
+        """Write one checkpoint file of the dir: `offset_of` each of `entries` (default: the dir's logs now)
+        that has one."""
+        if entries is None:
+            entries = self._logs_in(directory)
         offsets: dict[TopicPartition, int] = {}
-        for entry in self._logs_in(directory):
+        for entry in entries:
             offset = offset_of(entry)
             if offset is not None:
                 offsets[(entry.topic, entry.partition)] = offset
@@ -579,3 +613,17 @@ class LogManager:
         for entry in [*self._logs.values(), *self._future_logs.values()]:
             if entry.parent_dir == directory:
                 entry.mark_offline(failure)
+
+
+def _high_watermark(entry: Log) -> int:
+    return entry.high_watermark
+
+
+def _recovery_point(entry: Log) -> int:
+    return entry.recovery_point
+
+
+def _log_start_offset_to_checkpoint(entry: Log) -> int | None:
+    """Only log start offsets that the segments do not already imply, as Kafka writes them."""
+    start = entry.log_start_offset
+    return start if start > entry.first_segment_base_offset else None

@@ -25,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,6 +58,9 @@ log = logging.getLogger("kafkaops.broker")
 
 T = TypeVar("T")
 
+EXECUTOR_DRAIN_S = 10.0
+"""How long a shutdown waits for the jobs running in the loop's executor (see `end_loop_work`)."""
+
 
 class KafkaServer:
     def __init__(
@@ -76,6 +80,9 @@ class KafkaServer:
         self.broker_epoch = -1
         self.endpoints: tuple[EndPoint, ...] = ()
         self._loop = asyncio.new_event_loop()
+        # the loop's executor, as asyncio would make it, but ours to drain at shutdown (end_loop_work)
+        self._executor = ThreadPoolExecutor(thread_name_prefix="asyncio")
+        self._loop.set_default_executor(self._executor)
         self._loop_thread = threading.Thread(
             target=self._loop.run_forever, name=f"broker-{self.broker_id}-network", daemon=True
         )
@@ -272,13 +279,9 @@ class KafkaServer:
         log.info("[KafkaServer id=%s] shut down", self.broker_id)
 
     async def _stop_serving(self) -> None:
-        """Stop accepting, then end every task left on the loop (open connections first of all) so that
-        none outlives it."""
+        """Stop accepting, then end the loop's work (open connections first of all) so that none outlives it."""
         await self.socket_server.shutdown()
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await end_loop_work(self._executor, EXECUTOR_DRAIN_S)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(30)
@@ -347,6 +350,33 @@ class KafkaServer:
         if body["error_code"] != 0:
             raise KafkaOpsError(f"ControlledShutdown answered error {body['error_code']}")
         return {TopicPartition(p["topic_name"], p["partition_index"]) for p in body["remaining_partitions"]}
+
+
+async def end_loop_work(executor: Executor, drain_s: float) -> None:
+    """Cancel every task on the running loop but the caller's and wait for them, then for the jobs they
+    handed to `executor` (the loop's: a periodic flush or checkpoint, a ZooKeeper write), which cancelling
+    a task does not stop: the logs close after this, and the process exits without joining the executor's
+    threads (`__main__.exit_now`). A job still running after `drain_s` is left behind (asyncio's own
+    `shutdown_default_executor` would wait for it however long it takes). The executor takes no more jobs."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    loop = asyncio.get_running_loop()
+    drained: asyncio.Future[None] = loop.create_future()
+
+    def drained_now() -> None:
+        if not drained.done():  # not given up on already
+            drained.set_result(None)
+
+    def drain() -> None:
+        executor.shutdown(wait=True)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+            loop.call_soon_threadsafe(drained_now)
+
+    threading.Thread(target=drain, name="executor-drain", daemon=True).start()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(drained, drain_s)
 
 
 def default_log_config(config: BrokerConfig) -> LogConfig:

@@ -9,12 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local import processes
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
+from kafkaops.cluster.log import LogManager
+from kafkaops.cluster.log.segment import LogSegment
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import TopicPartition
@@ -107,7 +110,7 @@ def test_add_a_broker_then_drain_and_remove_it(cluster, zk):
     assert_consumed_exactly(produced.acked, consumed)
 
 
-def test_down_stops_every_broker_cleanly_and_up_brings_back_the_added_one(cluster, zk):
+def test_down_stops_every_broker_cleanly_and_up_brings_back_the_added_one(cluster, zk, monkeypatch: pytest.MonkeyPatch):
     local = cluster(brokers=3)
     assert run(local, "cluster", "add-broker").returncode == 0
     admin_topics.create_topic(zk, "kept", 6, 3, None, {})
@@ -125,6 +128,21 @@ def test_down_stops_every_broker_cleanly_and_up_brings_back_the_added_one(cluste
     assert unclean_shutdown_lines(local) == []
     assert all((local.broker_dir(b) / "data" / ".kafka_cleanshutdown").exists() for b in local.broker_ids())
     wait_for(lambda: zk.get_sorted_broker_ids() == [])
+
+    def no_recovery(*_: object, **__: object) -> int:
+        raise AssertionError("a clean shutdown leaves nothing to recover")
+
+    with monkeypatch.context() as patched:  # each process flushed and closed its logs before its exit
+        patched.setattr(LogSegment, "recover", no_recovery)
+        replicas = 0
+        for broker_id in local.broker_ids():
+            manager = LogManager([local.broker_dir(broker_id) / "data"])
+            manager.startup()
+            kept = [log.log_end_offset for (topic, _), log in manager.logs.items() if topic == "kept"]
+            manager.shutdown()  # clean again, for `up`
+            assert kept == [30] * len(kept), broker_id
+            replicas += len(kept)
+        assert replicas == 6 * 3
 
     up = run(local, "cluster", "up")  # the ZooKeeper and broker settings of cluster.yaml, every broker it holds
     assert up.returncode == 0, up.stderr

@@ -103,6 +103,61 @@ def test_a_clean_restart(dirs: list[Path]) -> None:
     restarted.shutdown()
 
 
+def test_shutdown_checkpoints_each_dir_and_the_restart_recovers_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # relative dirs, as a broker.yaml may name them: shutdown groups the logs by their dirs' paths
+    monkeypatch.chdir(tmp_path)
+    dirs = [Path("d1"), Path("d2")]
+    manager = started(dirs)
+    for partition in range(40):  # most of them empty, as a broker's thousands of idle replicas
+        manager.get_or_create_log("idle", partition)
+    written = [manager.get_or_create_log("t", partition) for partition in range(4)]
+    for log in written:
+        for _ in range(3):
+            log.append_as_leader(batch(), 1)
+        log.update_high_watermark(2)
+    written[1].maybe_increment_log_start_offset(1)
+    future = written[0].parent_dir
+    manager.maybe_update_preferred_log_dir("t", 0, dirs[1] if future == dirs[0] else dirs[0])
+    manager.get_or_create_future_log("t", 0).append_as_follower(batch(2))
+    manager.shutdown()
+
+    by_dir = {d: {(log.topic, log.partition) for log in manager.logs.values() if log.parent_dir == d} for d in dirs}
+    moving = next(d for d in dirs if d != future)
+    for d in dirs:
+        assert (d / ".kafka_cleanshutdown").exists()
+        current = sorted(by_dir[d])
+        high_watermarks = {(t, p): 2 if t == "t" else 0 for t, p in current}
+        recovery_points = {(t, p): 3 if t == "t" else 0 for t, p in current}
+        if d == moving:  # the future log is checkpointed in its own dir, beside the current logs there
+            high_watermarks[("t", 0)], recovery_points[("t", 0)] = 0, 2
+        expected = [f"{t} {p} {o}" for (t, p), o in sorted(high_watermarks.items())]
+        assert (d / "replication-offset-checkpoint").read_text() == "0\n" + "".join(
+            f"{line}\n" for line in [str(len(expected)), *expected]
+        )
+        expected = [f"{t} {p} {o}" for (t, p), o in sorted(recovery_points.items())]
+        assert (d / "recovery-point-offset-checkpoint").read_text() == "0\n" + "".join(
+            f"{line}\n" for line in [str(len(expected)), *expected]
+        )
+        starts = "0\n1\nt 1 1\n" if ("t", 1) in by_dir[d] else "0\n0\n"
+        assert (d / "log-start-offset-checkpoint").read_text() == starts
+
+    def no_recovery(*_: object, **__: object) -> int:
+        raise AssertionError("a clean shutdown must leave nothing to recover")
+
+    monkeypatch.setattr("kafkaops.cluster.log.segment.LogSegment.recover", no_recovery)
+    restarted = started(dirs)
+    state = {key: (log.log_start_offset, log.log_end_offset, log.high_watermark) for key, log in restarted.logs.items()}
+    assert state == {
+        **{("idle", p): (0, 0, 0) for p in range(40)},
+        **{("t", p): (1 if p == 1 else 0, 3, 2) for p in range(4)},
+    }
+    moved = restarted.get_future_log("t", 0)
+    assert moved is not None and moved.log_end_offset == 2
+    restarted.shutdown()
+
+
 _WRITER = textwrap.dedent(
     """
     import os, signal, sys
