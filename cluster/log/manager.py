@@ -125,6 +125,10 @@ class LogManager:
         # Checkpoints are written from the periodic tasks' threads and by deletions on the broker's loop,
         # all through the same `<file>.tmp`: one writer at a time, or a rename finds its temp file gone.
         self._checkpoint_lock = threading.Lock()
+        self._checkpointed: dict[Path, dict[TopicPartition, int]] = {}
+        """What each checkpoint file (by path) holds as this manager last wrote it: an unchanged one is not
+        written again (the high watermarks every 5 s, of thousands of idle partitions, were most of an idle
+        follower's own work besides fetching)."""
         self._logs: dict[TopicPartition, Log] = {}
         self._future_logs: dict[TopicPartition, Log] = {}
         self._preferred_dirs: dict[TopicPartition, Path] = {}
@@ -586,9 +590,14 @@ class LogManager:
             offset = offset_of(entry)
             if offset is not None:
                 offsets[(entry.topic, entry.partition)] = offset
+        path = directory / name
         try:
             with self._checkpoint_lock:
-                write_checkpoint(directory / name, format_offsets(offsets))
+                if self._checkpointed.get(path) == offsets:
+                    return
+                self._checkpointed.pop(path, None)  # unknown until this write is known done
+                write_checkpoint(path, format_offsets(offsets))
+                self._checkpointed[path] = offsets
         except OSError as exc:
             self._dir_io_failed(directory, exc)
 

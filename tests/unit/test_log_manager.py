@@ -76,6 +76,23 @@ def test_checkpoint_files(dirs: list[Path]) -> None:
     manager.shutdown()
 
 
+def test_an_unchanged_checkpoint_is_not_written_again(dirs: list[Path]) -> None:
+    manager = started(dirs[:1])
+    orders = manager.get_or_create_log("orders", 0)
+    orders.append_as_leader(batch(2), 0)
+    orders.update_high_watermark(1)
+    checkpoint = dirs[0] / "replication-offset-checkpoint"
+    manager.checkpoint_high_watermarks()
+    written = checkpoint.stat().st_ino  # each write is a new file renamed into place
+    manager.checkpoint_high_watermarks()
+    assert checkpoint.stat().st_ino == written
+    orders.update_high_watermark(2)
+    manager.checkpoint_high_watermarks()
+    assert checkpoint.stat().st_ino != written
+    assert checkpoint.read_text() == "0\n1\norders 0 2\n"
+    manager.shutdown()
+
+
 def test_flush_logs_moves_recovery_points_to_the_rolled_segments(dirs: list[Path]) -> None:
     manager = started(dirs[:1], default_config=LogConfig(segment_bytes=2 * len(batch())))
     log = manager.get_or_create_log("t", 0)
