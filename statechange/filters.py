@@ -387,11 +387,26 @@ _KAFKA_LAYOUT = re.compile(
 never gives one back) and the logger ends the line (the rightmost ` (logger)`, as HEADER backs off to)."""
 
 
+_LOGGER_SUFFIX = b" (state.change.logger)"
+_LEVEL_BYTES = frozenset(level.encode() for level in patterns.LEVELS)
+
+
 def raw_message(line: bytes, orphan: bool) -> bytes:
     """`parse.parse_first_line(line)`'s message, on bytes (the line without its terminator): by
     `_KAFKA_LAYOUT` for Kafka's layout, else by `patterns.HEADER`."""
     if orphan:
         return line
+    # `_KAFKA_LAYOUT` by slicing, for the usual line (a third of a filtered merge's Python time was that
+    # regex): `[` + 23 bytes + `] `, a level up to the next space, the spaces, the message, the logger
+    if line[:1] == b"[" and line[24:26] == b"] " and line.endswith(_LOGGER_SUFFIX):
+        space = line.find(b" ", 26)
+        if space > 0 and line[26:space] in _LEVEL_BYTES:
+            start = space
+            while line[start] == 0x20:  # the possessive ` ++` (the line ends with `)`: it stops)
+                start += 1
+            end = len(line) - len(_LOGGER_SUFFIX)
+            if start < end:  # else the spaces took the logger's own: the regex fails too
+                return line[start:end]
     kafka = _KAFKA_LAYOUT.fullmatch(line)
     if kafka is not None:
         return kafka.group(1)
