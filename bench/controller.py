@@ -250,7 +250,10 @@ def leaders(connect: str, topics: list[str], partitions: int) -> set[int]:
 
 def wait_isrs_full(connect: str, topics: list[str], partitions: int, replicas: int, timeout_s: float) -> None:
     """Until every partition's ISR holds all its replicas: a creation of this size overloads the brokers,
-    followers start late and fall out of the ISR, and the measurement must start from a quiet cluster."""
+    followers start late and fall out of the ISR, and the measurement must start from a quiet cluster. The
+    scenarios check again right before the kill or the signal: on a loaded machine (a profiler attached) an
+    ISR can shrink in between, and a partition whose only in-sync replica is killed has no leader to elect (a
+    600 s wait), one whose leader shuts down keeps it (a retry 5 s later)."""
 
     def full() -> bool:
         return all(s is not None and len(s["isr"]) == replicas for s in read_states(connect, topics, partitions))
@@ -288,6 +291,7 @@ def scenario_election(
             baseline = raw_fenced_writes(zk, partitions)
             gone, gone_at = znode_gone(zk, znodes.BrokerIdZNode.path(victim))
             profiler = cluster.profile(profile, "election", {"controller": controller, "survivor": survivor})
+            wait_isrs_full(cluster.connect, topics, partitions, 2, 600)  # still: see wait_isrs_full
             pids = {b: cluster.local.broker_pid(b) for b in (controller, survivor)}
             cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
             killed_at = time.time()
@@ -333,6 +337,7 @@ def scenario_controlled_shutdown(
         server_log.skip_to_end()
         roles = {"controller": controller, "leaving": leaving, "staying": staying}
         profiler = cluster.profile(profile, "shutdown", roles)
+        wait_isrs_full(cluster.connect, topics, partitions, 2, 600)  # still: see wait_isrs_full
         pids = {b: cluster.local.broker_pid(b) for b in (controller, staying)}
         cpu_before = {b: cpu_seconds(pid) for b, pid in pids.items()}
         t0 = time.time()
