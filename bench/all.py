@@ -29,7 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.table import Row, format_table, read_rows, write_rows  # noqa: E402 - after the path it is found on
+from kafkaops.cluster import protocol  # noqa: E402
 from kafkaops.cluster.local.signals import run_program  # noqa: E402
+from kafkaops.statechange import merge  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 CLEAN_UP_S = 180.0
@@ -160,6 +162,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", choices=[s.name for s in SCENARIOS], help="run only these")
     args = parser.parse_args()
     print(f"load average: {os.getloadavg()}", flush=True)
+    # what runs in the brokers and the merger: a stale build after a checkout runs pure Python silently
+    print(f"wire codec: {protocol.codec_description()}; merger: {merge.core_description()}", flush=True)
     rows: list[Row] = []
     deadline = time.monotonic() + (QUICK_BUDGET_S if args.quick else float("inf"))
     with tempfile.TemporaryDirectory() as directory:

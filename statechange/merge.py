@@ -33,7 +33,7 @@ from itertools import accumulate
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from kafkaops.cluster.common.compiled import build_is_current, pure_python_forced
+from kafkaops.cluster.common.compiled import why_pure_python
 from kafkaops.statechange import sources
 from kafkaops.statechange.filters import RawPlan
 from kafkaops.statechange.model import RawEntry
@@ -192,9 +192,7 @@ the block-wise merge's BLOCK_SIZE costs no memory traffic and saves reads (10 % 
 def compiled_core() -> ModuleType | None:
     """`merge_core` compiled (`setup_merger_compiled.py`), or None: not built, built from an older source
     (an edit or a checkout since), or KAFKAOPS_PURE_PYTHON=1 (the fallback, which the tests also run)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    built = os.path.join(here, "merge_core" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
-    if pure_python_forced() or not build_is_current(built, [os.path.join(here, "merge_core.pyx")]):
+    if _why_core_not_compiled() is not None:
         return None
     try:
         from kafkaops.statechange import merge_core  # type: ignore[attr-defined]
@@ -202,6 +200,19 @@ def compiled_core() -> ModuleType | None:
         return None
     core: ModuleType = merge_core
     return core
+
+
+def _why_core_not_compiled() -> str | None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    built = os.path.join(here, "merge_core" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    return why_pure_python(built, [os.path.join(here, "merge_core.pyx")])
+
+
+def core_description() -> str:
+    """Which merge this process runs, as the benchmarks print it."""
+    if compiled_core() is not None:
+        return "compiled (Cython)"
+    return f"pure Python ({_why_core_not_compiled() or 'the build does not import'})"
 
 
 class TextMerge:

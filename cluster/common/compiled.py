@@ -23,3 +23,19 @@ def build_is_current(built: str, sources: Iterable[str]) -> bool:
         return all(os.path.getmtime(source) <= built_at for source in sources if os.path.exists(source))
     except OSError:
         return False
+
+
+STALE_BUILD = "the build is older than its sources; rebuild it: bash .ci/setup"
+
+
+def why_pure_python(built: str, sources: Iterable[str]) -> str | None:
+    """Why the pure-Python modules run instead of `built` (KAFKAOPS_PURE_PYTHON, no build, `STALE_BUILD`),
+    or None when the build runs: said at a broker's start and a benchmark's, since a stale build after a
+    checkout otherwise slows everything silently."""
+    if pure_python_forced():
+        return f"{PURE_PYTHON_VARIABLE} is set"
+    if not os.path.exists(built):
+        return "not built"
+    if not build_is_current(built, sources):
+        return STALE_BUILD
+    return None

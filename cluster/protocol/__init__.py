@@ -45,7 +45,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from kafkaops.cluster.common.compiled import build_is_current, pure_python_forced
+from kafkaops.cluster.common.compiled import why_pure_python
 
 COMPILED = ("types", "schema", "records")
 """The modules `setup_codec_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside
@@ -57,11 +57,15 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _SHARED_LIBRARY = os.path.join(_HERE, "codec__mypyc" + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-PURE_PYTHON = pure_python_forced() or not build_is_current(
-    _SHARED_LIBRARY, [os.path.join(_HERE, f"{name}.py") for name in COMPILED]
-)
-"""Whether the `.py` modules run: KAFKAOPS_PURE_PYTHON=1 (the fallback, tested both ways), no build, or a
+PURE_PYTHON_REASON = why_pure_python(_SHARED_LIBRARY, [os.path.join(_HERE, f"{name}.py") for name in COMPILED])
+"""Why the `.py` modules run, or None: KAFKAOPS_PURE_PYTHON=1 (the fallback, tested both ways), no build, or a
 stale one (all or none: the compiled modules call each other natively)."""
+PURE_PYTHON = PURE_PYTHON_REASON is not None
+
+
+def codec_description() -> str:
+    """Which codec this process runs, as a broker's start and the benchmarks print it."""
+    return "compiled (mypyc)" if PURE_PYTHON_REASON is None else f"pure Python ({PURE_PYTHON_REASON})"
 
 
 class _PurePythonFinder(importlib.abc.MetaPathFinder):

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import KazooState
 
+from kafkaops.cluster import protocol
 from kafkaops.cluster.broker.authorizer import create_authorizer
 from kafkaops.cluster.broker.client_quota_manager import QuotaManagers
 from kafkaops.cluster.broker.config import BrokerConfig
@@ -44,6 +45,7 @@ from kafkaops.cluster.broker.replica_manager import ReplicaManager
 from kafkaops.cluster.broker.sasl_config import check_sasl_listeners
 from kafkaops.cluster.broker.socket_server import SocketServer
 from kafkaops.cluster.broker.zk_admin_manager import ZkAdminManager
+from kafkaops.cluster.common.compiled import STALE_BUILD
 from kafkaops.cluster.common.errors import BrokerIdTakenError, KafkaOpsError
 from kafkaops.cluster.controller.controller import ControllerSettings, KafkaController
 from kafkaops.cluster.log import CleanerConfig, LogConfig, LogManager
@@ -192,6 +194,8 @@ class KafkaServer:
         self.controller.startup()
         self._controller_started = True
         log.info("[KafkaServer id=%s] started (%s)", self.broker_id, ", ".join(map(str, self.endpoints)))
+        stale = protocol.PURE_PYTHON_REASON == STALE_BUILD
+        log.log(logging.WARNING if stale else logging.INFO, "Wire codec: %s", protocol.codec_description())
 
     def _controller_candidate(self) -> KafkaController:
         """This broker's controller component; it competes for `/controller` once started."""
