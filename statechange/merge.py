@@ -33,7 +33,7 @@ from itertools import accumulate
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from kafkaops.cluster.common.compiled import why_pure_python
+from kafkaops.cluster.common.compiled import build_description, why_pure_python
 from kafkaops.statechange import sources
 from kafkaops.statechange.filters import RawPlan
 from kafkaops.statechange.model import RawEntry
@@ -210,9 +210,8 @@ def _why_core_not_compiled() -> str | None:
 
 def core_description() -> str:
     """Which merge this process runs, as the benchmarks print it."""
-    if compiled_core() is not None:
-        return "compiled (Cython)"
-    return f"pure Python ({_why_core_not_compiled() or 'the build does not import'})"
+    reason = None if compiled_core() is not None else _why_core_not_compiled() or "the build does not import"
+    return build_description("Cython", reason)
 
 
 class TextMerge:

@@ -39,3 +39,8 @@ def why_pure_python(built: str, sources: Iterable[str]) -> str | None:
     if not build_is_current(built, sources):
         return STALE_BUILD
     return None
+
+
+def build_description(compiler: str, reason: str | None) -> str:
+    """What runs, as a broker's start and the benchmarks print it: the build, or pure Python and why."""
+    return f"compiled ({compiler})" if reason is None else f"pure Python ({reason})"

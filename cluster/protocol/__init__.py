@@ -45,7 +45,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from kafkaops.cluster.common.compiled import why_pure_python
+from kafkaops.cluster.common.compiled import build_description, why_pure_python
 
 COMPILED = ("types", "schema", "records")
 """The modules `setup_codec_compiled.py` compiles with mypyc, in place (`<name>.cpython-*.so` beside
@@ -65,7 +65,7 @@ PURE_PYTHON = PURE_PYTHON_REASON is not None
 
 def codec_description() -> str:
     """Which codec this process runs, as a broker's start and the benchmarks print it."""
-    return "compiled (mypyc)" if PURE_PYTHON_REASON is None else f"pure Python ({PURE_PYTHON_REASON})"
+    return build_description("mypyc", PURE_PYTHON_REASON)
 
 
 class _PurePythonFinder(importlib.abc.MetaPathFinder):
