@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from kazoo.exceptions import NodeExistsError
+from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller import elections
@@ -30,6 +30,7 @@ from kafkaops.cluster.controller.elections import (
 )
 from kafkaops.cluster.controller.state_machines import PartitionState, TransitionSplit
 from kafkaops.cluster.state_change_log import ControllerLog, ErrorTrace, Level, StateChangeEntry
+from kafkaops.cluster.zk.client import PartitionStateRead
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
 
 log = logging.getLogger("kafkaops.controller")
@@ -205,16 +206,24 @@ class PartitionStateMachine:
     def _elect_leaders(
         self, partitions: Sequence[TopicPartition], strategy: ElectionStrategy, batch: ControllerBrokerRequestBatch
     ) -> tuple[list[TopicPartition], dict[TopicPartition, str]]:
-        """Kafka's `electLeaderForPartitions`: read states, elect, write conditionally, retry BADVERSION."""
+        """Kafka's `electLeaderForPartitions`: elect, write conditionally, read again and retry BADVERSION.
+
+        Kafka reads every state znode first. The first round here elects from the states this controller
+        holds (each with the zkVersion it wrote or read), and reads only those it does not hold: the write
+        is conditional on that version, so a state changed meanwhile (a leader's ISR write) or gone fails
+        its write alone and is read again, on the session that writes, like any lost race. At 10,000
+        partitions the read was ~0.2-0.3 s of the controller's election."""
         ctx = self.context
         elected: list[TopicPartition] = []
         failures: dict[TopicPartition, str] = {}
         remaining = list(partitions)
-        fresh = False
+        first_round = True
         unclean_by_topic: dict[str, bool] = {}  # Kafka reads each topic's config once per election round
         while remaining:
-            current = self.zk.get_topic_partition_states(remaining, fresh=fresh)
-            fresh = True  # after a BADVERSION, read on the session that writes
+            if first_round:
+                current = self._held_states(remaining)
+            else:
+                current = self.zk.get_topic_partition_states(remaining, fresh=True)
             writes: list[tuple[TopicPartition, elections.Elected]] = []
             for tp in remaining:
                 state = current.get(tp)
@@ -244,6 +253,9 @@ class PartitionStateMachine:
                 outcome = written.finished.get(tp)
                 if outcome is None:
                     continue
+                if first_round and isinstance(outcome, NoNodeError):
+                    remaining.append(tp)  # gone since this controller saw it: the read says so in Kafka's words
+                    continue
                 if isinstance(outcome, Exception):
                     failures[tp] = f"Failed to update the state of partition {tp}: {type(outcome).__name__}"
                     continue
@@ -251,7 +263,23 @@ class PartitionStateMachine:
                 ctx.put_partition_leadership_info(tp, new_state)
                 batch.add_leader_and_isr(result.recipients, tp, new_state, ctx.partition_full_replica_assignment(tp))
                 elected.append(tp)
+            first_round = False
         return elected, failures
+
+    def _held_states(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, PartitionStateRead]:
+        """The states the context holds, and a read of the others (a bulk one for a big set)."""
+        held = self.context.partitions_leadership_info
+        states: dict[TopicPartition, PartitionStateRead] = {}
+        unheld: list[TopicPartition] = []
+        for tp in partitions:
+            state = held.get(tp)
+            if state is None:
+                unheld.append(tp)
+            else:
+                states[tp] = state
+        if unheld:
+            states.update(self.zk.get_topic_partition_states(unheld))
+        return states
 
     def _elect(
         self,
