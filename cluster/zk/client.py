@@ -39,7 +39,7 @@ from kazoo.security import ACL
 
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
-from kafkaops.cluster.zk import znodes
+from kafkaops.cluster.zk import multi, znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
 from kafkaops.cluster.zk.pipelined import PipelinedReader, parse_connect_string
 from kafkaops.cluster.zk.values import (
@@ -565,8 +565,12 @@ class KafkaZkClient(ZkClient):
     def _commit_fenced(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
         """Pipelined multis, each `[check epoch, *ops]`: the op results, or the failing op's error."""
         check = Op.check(znodes.ControllerEpochZNode.path(), epoch_zk_version)
+        prefix = multi.chroot_prefix(self._zk.chroot)
         pending = []
         for ops in batches:
+            if multi.serializable(ops):
+                pending.append(multi.commit_async(self._zk, multi.serialize((check, *ops), prefix)))
+                continue
             transaction = self._zk.transaction()
             for op in (check, *ops):
                 _add_to_transaction(transaction, op, self.acl)

@@ -51,6 +51,29 @@ def test_pipelined_fenced_writes_fail_one_by_one(zk):
     assert zk.get("/p/x")[0] == b"1" and zk.get("/p/y")[0] == b"0" and zk.exists("/p/z")
 
 
+def test_packed_fenced_multis_write_under_the_chroot_and_fail_one_by_one(zk):
+    """Sets, checks and deletes travel as multis packed by `cluster.zk.multi` (this test's own chroot)."""
+    _, version = zk.register_controller_and_increment_controller_epoch(0, 0)
+    zk.create("/q", b"")
+    for name in ("a", "b", "c", "d"):
+        zk.create(f"/q/{name}", b"0")
+    batches = [
+        [Op.set("/q/a", b"1", 0)],
+        [Op.check("/q/b", 0), Op.set("/q/b", b"1", 0)],
+        [Op.set("/q/c", b"1", 5)],  # a stale version: its group is retried batch by batch
+        [Op.delete("/q/d", 0)],
+    ]
+    outcomes = zk.fenced_multi_many(batches, version)
+    assert [stat.version for stat in outcomes[0]] == [1]
+    assert outcomes[1][0] is True and outcomes[1][1].version == 1
+    assert isinstance(outcomes[2], BadVersionError)
+    assert outcomes[3] == [True]
+    assert [zk.get(f"/q/{n}")[0] for n in "abc"] == [b"1", b"1", b"0"] and not zk.exists("/q/d")
+    with pytest.raises(ControllerMovedError):
+        zk.fenced_multi_many([[Op.set("/q/a", b"2", 1)]], version + 1)
+    assert zk.get("/q/a")[0] == b"1"
+
+
 def test_broker_registration_is_exclusive(zk_connect):
     with KafkaZkClient(zk_connect) as first, KafkaZkClient(zk_connect) as second:
         epoch = first.register_broker(standin_registration(3))
