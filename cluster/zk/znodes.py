@@ -442,18 +442,15 @@ class TopicPartitionStateZNode:
         except ValueError:
             return None
 
+    _STATE = b'{"controller_epoch":%d,"leader":%d,"version":1,"leader_epoch":%d,"isr":[%b]}'
+
     @staticmethod
     def encode(state: LeaderIsrAndControllerEpoch) -> bytes:
+        # a template: an election writes thousands of these, and a dict through the JSON encoder cost
+        # 3x as much; the bytes are the encoder's (a property test holds them to it)
         lai = state.leader_and_isr
-        return to_json_bytes(
-            {
-                "controller_epoch": state.controller_epoch,
-                "leader": lai.leader,
-                "version": 1,
-                "leader_epoch": lai.leader_epoch,
-                "isr": list(lai.isr),
-            }
-        )
+        isr = ",".join(map(str, lai.isr)).encode()
+        return TopicPartitionStateZNode._STATE % (state.controller_epoch, lai.leader, lai.leader_epoch, isr)
 
     @staticmethod
     def decode(topic: str, partition: int, data: bytes | None, zk_version: int) -> LeaderIsrAndControllerEpoch:

@@ -1321,3 +1321,16 @@ def test_what_orjson_refuses_the_json_module_reads_or_refuses_as_before(data: by
             znodes._orjson_loads(data)
     else:
         assert znodes._orjson_loads(data) == expected
+
+
+@given(
+    st.integers(-(2**31), 2**31 - 1),
+    st.integers(-1, 2**31 - 1),
+    st.integers(0, 2**31 - 1),
+    st.lists(st.integers(0, 2**31 - 1), max_size=6),
+)
+def test_partition_state_bytes_are_the_json_encoders(controller_epoch: int, leader: int, epoch: int, isr: list[int]):
+    encoded = TopicPartitionStateZNode.encode(state(leader, epoch, tuple(isr), controller_epoch))
+    expected = {"controller_epoch": controller_epoch, "leader": leader, "version": 1, "leader_epoch": epoch, "isr": isr}
+    assert encoded == json.dumps(expected, separators=(",", ":")).encode()
+    assert TopicPartitionStateZNode.decode("t", 0, encoded, 0).leader_and_isr.isr == tuple(isr)
