@@ -338,7 +338,10 @@ class ReplicaManager:
         previous_epoch: int,
     ) -> None:
         write, tp = self.sink.write, partition.tp
-        write(self.log.starting_become_leader(correlation_id, controller_id, epoch, tp))
+        # Kafka builds its TRACE lines only when TRACE is on: three a partition cost more than the change
+        trace = self.sink.enabled(Level.TRACE)
+        if trace:
+            write(self.log.starting_become_leader(correlation_id, controller_id, epoch, tp))
         self._remove_from_fetchers(tp)
         partition.make_leader(state, self.now_ms())
         write(
@@ -353,7 +356,8 @@ class ReplicaManager:
                 previous_epoch,
             )
         )
-        write(self.log.completed_become_leader(correlation_id, controller_id, epoch, tp))
+        if trace:
+            write(self.log.completed_become_leader(correlation_id, controller_id, epoch, tp))
         self._high_watermark_moved(tp)
 
     def _make_follower(
@@ -367,7 +371,9 @@ class ReplicaManager:
         previous_epoch: int,
     ) -> None:
         write, tp = self.sink.write, partition.tp
-        write(self.log.starting_become_follower(correlation_id, controller_id, epoch, tp, state.leader))
+        trace = self.sink.enabled(Level.TRACE)
+        if trace:
+            write(self.log.starting_become_follower(correlation_id, controller_id, epoch, tp, state.leader))
         self._remove_from_fetchers(tp)
         partition.make_follower(state)
         self._leadership_lost(tp)
@@ -380,10 +386,16 @@ class ReplicaManager:
         if self.is_shutting_down():
             # as Kafka's makeFollowers: made a follower by its own controlled shutdown, a leaving broker that
             # fetched would be taken back into the ISR it has just left (a 2.8 leader knows no shutting down)
-            write(self.log.skipped_adding_fetcher_shutting_down(correlation_id, controller_id, epoch, tp, state.leader))
+            if trace:
+                write(
+                    self.log.skipped_adding_fetcher_shutting_down(
+                        correlation_id, controller_id, epoch, tp, state.leader
+                    )
+                )
         elif address is not None:
             self._fetcher_for(partition.leader, address).add_partition(partition)
-        write(self.log.completed_become_follower(correlation_id, controller_id, epoch, tp, partition.leader))
+        if trace:
+            write(self.log.completed_become_follower(correlation_id, controller_id, epoch, tp, partition.leader))
 
     def _fetcher_for(self, leader: int, address: tuple[str, int]) -> ReplicaFetcher:
         fetcher = self.fetchers.get(leader)

@@ -12,7 +12,7 @@ Owned by the controller's event thread, like the context it changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
@@ -220,6 +220,7 @@ class PartitionStateMachine:
         first_round = True
         unclean_by_topic: dict[str, bool] = {}  # Kafka reads each topic's config once per election round
         while remaining:
+            current: Mapping[TopicPartition, PartitionStateRead]
             if first_round:
                 current = self._held_states(remaining)
             else:
