@@ -12,7 +12,7 @@ Owned by the controller's event thread, like the context it changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
@@ -211,8 +211,10 @@ class PartitionStateMachine:
         Kafka reads every state znode first. The first round here elects from the states this controller
         holds (each with the zkVersion it wrote or read), and reads only those it does not hold: the write
         is conditional on that version, so a state changed meanwhile (a leader's ISR write) or gone fails
-        its write alone and is read again, on the session that writes, like any lost race. At 10,000
-        partitions the read was ~0.2-0.3 s of the controller's election."""
+        its write alone and is read again, on the session that writes, like any lost race. An election
+        that fails on a held state is not trusted either (the ISR a reassignment waits for may have grown
+        since): that partition is read and elected again. So every outcome rests on what ZooKeeper holds.
+        At 10,000 partitions the read was ~0.2-0.3 s of the controller's election."""
         ctx = self.context
         elected: list[TopicPartition] = []
         failures: dict[TopicPartition, str] = {}
@@ -221,11 +223,13 @@ class PartitionStateMachine:
         unclean_by_topic: dict[str, bool] = {}  # Kafka reads each topic's config once per election round
         while remaining:
             current: Mapping[TopicPartition, PartitionStateRead]
+            held: Set[TopicPartition] = frozenset()  # states not read from ZooKeeper in this round
             if first_round:
-                current = self._held_states(remaining)
+                current, held = self._held_states(remaining)
             else:
                 current = self.zk.get_topic_partition_states(remaining, fresh=True)
             writes: list[tuple[TopicPartition, elections.Elected]] = []
+            again: list[TopicPartition] = []
             for tp in remaining:
                 state = current.get(tp)
                 if isinstance(state, MalformedZNodeError):
@@ -239,17 +243,23 @@ class PartitionStateMachine:
                     partition_state=ctx.partition_state(tp),
                 )
                 if problem is not None or state is None:
-                    failures[tp] = problem.reason if problem is not None else f"No state for {tp}"
+                    if tp in held:
+                        again.append(tp)
+                    else:
+                        failures[tp] = problem.reason if problem is not None else f"No state for {tp}"
                     continue
                 result = self._elect(tp, state.leader_and_isr, strategy, unclean_by_topic)
-                if isinstance(result, elections.ElectionFailed):
-                    failures[tp] = result.reason
-                else:
+                if isinstance(result, elections.Elected):
                     writes.append((tp, result))
+                elif tp in held:
+                    again.append(tp)
+                else:
+                    failures[tp] = result.reason
             written = self.zk.update_leader_and_isr(
                 [(tp, result.leader_and_isr) for tp, result in writes], ctx.epoch, ctx.epoch_zk_version
             )
-            remaining = written.partitions_to_retry  # someone (the leader, shrinking ISR) wrote first: re-read
+            # someone (the leader, shrinking ISR) wrote first, or a held state did not elect: read again
+            remaining = written.partitions_to_retry + again
             for tp, result in writes:
                 outcome = written.finished.get(tp)
                 if outcome is None:
@@ -267,20 +277,24 @@ class PartitionStateMachine:
             first_round = False
         return elected, failures
 
-    def _held_states(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, PartitionStateRead]:
-        """The states the context holds, and a read of the others (a bulk one for a big set)."""
-        held = self.context.partitions_leadership_info
+    def _held_states(
+        self, partitions: Sequence[TopicPartition]
+    ) -> tuple[dict[TopicPartition, PartitionStateRead], set[TopicPartition]]:
+        """The states the context holds (and which those are), with a read of the others (a bulk one for a
+        big set)."""
+        leadership = self.context.partitions_leadership_info
         states: dict[TopicPartition, PartitionStateRead] = {}
         unheld: list[TopicPartition] = []
         for tp in partitions:
-            state = held.get(tp)
+            state = leadership.get(tp)
             if state is None:
                 unheld.append(tp)
             else:
                 states[tp] = state
+        held = set(states)
         if unheld:
             states.update(self.zk.get_topic_partition_states(unheld))
-        return states
+        return states, held
 
     def _elect(
         self,
