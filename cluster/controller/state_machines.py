@@ -26,7 +26,12 @@ class PartitionState(enum.Enum):
     NON_EXISTENT = "NonExistentPartition"
 
     def __str__(self) -> str:
-        return self.value
+        return str.__format__(self._value_, "")
+
+    def __format__(self, spec: str) -> str:
+        # f-strings call this: Enum's own goes through its generic checks (and `value` is a property),
+        # ~2 us a call, and the state-change log formats several states per partition
+        return str.__format__(self._value_, spec)
 
 
 class ReplicaState(enum.Enum):
@@ -41,7 +46,10 @@ class ReplicaState(enum.Enum):
     NON_EXISTENT = "NonExistentReplica"
 
     def __str__(self) -> str:
-        return self.value
+        return str.__format__(self._value_, "")
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self._value_, spec)
 
 
 # Tuples, not sets: Kafka's `validPreviousStates` are Scala Sets of at most 4 elements, which iterate
