@@ -366,7 +366,7 @@ def scenario_controlled_shutdown(
 READY = re.compile(r"Controller (\d+) epoch (\d+) ready in ([\d.]+) s: (\d+) brokers, (\d+) topics, (\d+) partitions")
 
 
-def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -> Row:
+def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int, profile: Path | None) -> Row:
     cluster = Cluster(zookeeper, state, "failover")
     try:
         controller = cluster.controller_id()
@@ -392,6 +392,7 @@ def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
                 raw_reads = time.monotonic() - t
             for tail in server_logs.values():
                 tail.skip_to_end()
+            profiler = cluster.profile(profile, "failover", {f"broker-{a}": a, f"broker-{b}": b})
             gone, gone_at = znode_gone(zk, znodes.ControllerZNode.path())
             cluster.local.stop_broker(controller, hard=True)
             assert gone.wait(SESSION_TIMEOUT_MS / 1000 * 3)
@@ -408,6 +409,7 @@ def scenario_failover(zookeeper: LocalZooKeeper, state: Path, partitions: int) -
                 return bool(ready)
 
             wait_until(new_controller_ready, 600, 0.05)
+            report_profile(profiler)
         at, match = ready[0]
         print(
             f"ctrl failover   {partitions:>7} partitions: {at - t0:6.2f} s from /controller gone to the new controller "
@@ -427,7 +429,7 @@ def main() -> None:
     parser.add_argument("--failover-partitions", type=int, default=100_000)
     parser.add_argument("--skip-failover", action="store_true")
     parser.add_argument("--only-failover", action="store_true")
-    parser.add_argument("--profile", type=Path, help="py-spy the brokers of the election and shutdown into DIR")
+    parser.add_argument("--profile", type=Path, help="py-spy the brokers of each scenario into DIR")
     parser.add_argument("--state-dir", type=Path, help="keep the brokers' logs here (default: a temporary dir)")
     parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
@@ -451,7 +453,7 @@ def main() -> None:
                 add(election)
                 add([scenario_controlled_shutdown(zookeeper, state, args.partitions, args.profile, raw_s)])
             if not args.skip_failover:
-                add([scenario_failover(zookeeper, state, args.failover_partitions)])
+                add([scenario_failover(zookeeper, state, args.failover_partitions, args.profile)])
         finally:
             zookeeper.stop()
     print(format_table(rows), flush=True)
