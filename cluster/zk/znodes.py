@@ -422,6 +422,33 @@ class TopicPartitionZNode:
         return f"{TopicPartitionsZNode.path(topic)}/{partition}"
 
 
+_NUMBER = rb"(-?(?:0|[1-9][0-9]{0,8}))"  # 9 digits at most: within 32 bits, so no range check
+_STATE_AS_WRITTEN = re.compile(
+    rb'\{"controller_epoch":'
+    + _NUMBER
+    + rb',"leader":'
+    + _NUMBER
+    + rb',"version":1,"leader_epoch":'
+    + _NUMBER
+    + rb',"isr":\[((?:-?(?:0|[1-9][0-9]{0,8}))(?:,-?(?:0|[1-9][0-9]{0,8}))*)?\]\}'
+)
+
+
+def _decode_state_as_written(data: bytes, zk_version: int) -> LeaderIsrAndControllerEpoch | None:
+    """A partition state in the exact layout Kafka and `TopicPartitionStateZNode.encode` write, read by
+    one regex: a failover reads one per partition, and the JSON parser with the field checks cost 12 us
+    each (1.2 s at 100,000 partitions). None for anything else (spaces, another key order, a number of
+    10 digits or more, malformed bytes), which the general decoder reads or refuses with its error."""
+    match = _STATE_AS_WRITTEN.fullmatch(data)
+    if match is None:
+        return None
+    controller_epoch, leader, leader_epoch, isr = match.groups()
+    return LeaderIsrAndControllerEpoch(
+        LeaderAndIsr(int(leader), int(leader_epoch), tuple(map(int, isr.split(b","))) if isr else (), zk_version),
+        int(controller_epoch),
+    )
+
+
 class TopicPartitionStateZNode:
     """`/brokers/topics/<t>/partitions/<p>/state`: byte-identical to Kafka (immutable Map5 order)."""
 
@@ -454,6 +481,9 @@ class TopicPartitionStateZNode:
 
     @staticmethod
     def decode(topic: str, partition: int, data: bytes | None, zk_version: int) -> LeaderIsrAndControllerEpoch:
+        fast = _decode_state_as_written(data, zk_version) if data else None
+        if fast is not None:
+            return fast
         path = TopicPartitionStateZNode.path(topic, partition)
         obj = _load_object(path, data)
         return LeaderIsrAndControllerEpoch(
