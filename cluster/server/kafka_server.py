@@ -263,6 +263,9 @@ class KafkaServer:
         self._stopped.set()
         if controlled and self.config.controlled_shutdown_enable:
             self._controlled_shutdown()
+        if self._listening:  # Kafka's order: no more requests, then the rest
+            with contextlib.suppress(Exception):
+                self._run(self.socket_server.stop_processing_requests())
         if self._controller_started:
             with contextlib.suppress(Exception):
                 self.controller.shutdown()
