@@ -238,7 +238,7 @@ class SocketServer:
         self._processing.set()
 
     async def shutdown(self) -> None:
-        """Stop accepting connections (open ones end with the loop's tasks, see KafkaServer)."""
+        """Stop accepting connections (`stop_processing_requests` ends the open ones too)."""
         for server in self._servers:
             server.close()
         self._servers.clear()

@@ -17,13 +17,8 @@ from typing import Generic, NamedTuple, TypeVar
 from kafkaops.cluster.zk.values import TopicPartition
 
 
-class PartitionState(enum.Enum):
-    """Kafka's `PartitionState` case objects; the value is the name the state-change log prints."""
-
-    NEW = "NewPartition"
-    ONLINE = "OnlinePartition"
-    OFFLINE = "OfflinePartition"
-    NON_EXISTENT = "NonExistentPartition"
+class _NamedState(enum.Enum):
+    """A state printed as its value, the name Kafka's state-change log prints."""
 
     def __str__(self) -> str:
         return str.__format__(self._value_, "")
@@ -34,8 +29,17 @@ class PartitionState(enum.Enum):
         return str.__format__(self._value_, spec)
 
 
-class ReplicaState(enum.Enum):
-    """Kafka's `ReplicaState` case objects; the value is the name the state-change log prints."""
+class PartitionState(_NamedState):
+    """Kafka's `PartitionState` case objects."""
+
+    NEW = "NewPartition"
+    ONLINE = "OnlinePartition"
+    OFFLINE = "OfflinePartition"
+    NON_EXISTENT = "NonExistentPartition"
+
+
+class ReplicaState(_NamedState):
+    """Kafka's `ReplicaState` case objects."""
 
     NEW = "NewReplica"
     ONLINE = "OnlineReplica"
@@ -44,12 +48,6 @@ class ReplicaState(enum.Enum):
     DELETION_SUCCESSFUL = "ReplicaDeletionSuccessful"
     DELETION_INELIGIBLE = "ReplicaDeletionIneligible"
     NON_EXISTENT = "NonExistentReplica"
-
-    def __str__(self) -> str:
-        return str.__format__(self._value_, "")
-
-    def __format__(self, spec: str) -> str:
-        return str.__format__(self._value_, spec)
 
 
 # Tuples, not sets: Kafka's `validPreviousStates` are Scala Sets of at most 4 elements, which iterate

@@ -275,7 +275,7 @@ class KafkaServer:
         if self._listening:
             with contextlib.suppress(Exception):
                 self._run(self.replica_manager.shutdown())
-            self._run(self._stop_serving())
+            self._run(end_loop_work(self._executor, EXECUTOR_DRAIN_S))  # the connections ended above
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._loop_thread.join(10)
         with contextlib.suppress(Exception):
@@ -284,11 +284,6 @@ class KafkaServer:
             self.zk.close()
         self.state_change_log.close()
         log.info("[KafkaServer id=%s] shut down", self.broker_id)
-
-    async def _stop_serving(self) -> None:
-        """Stop accepting, then end the loop's work (open connections first of all) so that none outlives it."""
-        await self.socket_server.shutdown()
-        await end_loop_work(self._executor, EXECUTOR_DRAIN_S)
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(30)

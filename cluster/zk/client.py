@@ -565,11 +565,11 @@ class KafkaZkClient(ZkClient):
     def _commit_fenced(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
         """Pipelined multis, each `[check epoch, *ops]`: the op results, or the failing op's error."""
         check = Op.check(znodes.ControllerEpochZNode.path(), epoch_zk_version)
-        prefix = multi.chroot_prefix(self._zk.chroot)
+        chroot = self.connect_string.chroot
         pending = []
         for ops in batches:
             if multi.serializable(ops):
-                pending.append(multi.commit_async(self._zk, multi.serialize((check, *ops), prefix)))
+                pending.append(multi.commit_async(self._zk, multi.serialize((check, *ops), chroot)))
                 continue
             transaction = self._zk.transaction()
             for op in (check, *ops):

@@ -13,25 +13,23 @@ straight into the request body, in the jute layout kazoo's `Transaction.serializ
 
 The request is kazoo's own `Transaction` type with that body, so kazoo reads the answer, raises a
 failed multi's errors per operation and keeps the session's ordering exactly as for its own multis.
-Creates carry ACLs and modes and stay on kazoo's `TransactionRequest` (`serializable` says which).
+Creates carry ACLs and modes and stay on kazoo's `TransactionRequest` (`serializable` says which). The
+framing is the one `pipelined` speaks for its multiRead, from there.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from kazoo.protocol.paths import _norm_root
 from kazoo.protocol.serialization import Transaction
+
+from kafkaops.cluster.zk.pipelined import INT, MULTI_DONE, MULTI_HEADER
 
 OP_DELETE = 2
 OP_SET_DATA = 5
 OP_CHECK = 13
 
-_HEADER = struct.Struct(">i?i")
-_INT = struct.Struct(">i")
-_END = _HEADER.pack(-1, True, -1)
 _OPCODES = {"set": OP_SET_DATA, "check": OP_CHECK, "delete": OP_DELETE}
 
 
@@ -53,29 +51,23 @@ def serializable(ops: Sequence[MultiOp]) -> bool:
     return all(op.kind in _OPCODES for op in ops)
 
 
-def chroot_prefix(chroot: str | None) -> str:
-    """What kazoo puts before each path of a session with this chroot ("" for none)."""
-    root = _norm_root(chroot or "")
-    return "" if root == "/" else root
-
-
-def serialize(ops: Sequence[MultiOp], prefix: str = "") -> bytes:
+def serialize(ops: Sequence[MultiOp], chroot: str = "") -> bytes:
     """The body of a multi request of `ops`, each path (absolute and normal, as `znodes` makes them)
-    after `prefix` (`chroot_prefix`)."""
+    under `chroot` (the session's, as `ConnectString.chroot` holds it: "" or "/a/b")."""
     parts: list[bytes] = []
     append = parts.append
-    pack_int = _INT.pack
+    pack_int = INT.pack
     for op in ops:
         opcode = _OPCODES[op.kind]
-        path = (prefix + op.path).encode()
-        append(_HEADER.pack(opcode, False, -1))
+        path = (chroot + op.path).encode()
+        append(MULTI_HEADER.pack(opcode, False, -1))
         append(pack_int(len(path)))
         append(path)
         if opcode == OP_SET_DATA:
             append(pack_int(len(op.data)))
             append(op.data)
         append(pack_int(op.version))
-    append(_END)
+    append(MULTI_DONE)
     return b"".join(parts)
 
 

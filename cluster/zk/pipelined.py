@@ -43,11 +43,14 @@ OP_CLOSE = -11
 ERR_OK = 0
 ERR_NO_NODE = -101
 
-_INT = struct.Struct(">i")
+INT = struct.Struct(">i")
 _REQUEST_HEADER = struct.Struct(">ii")
 _REPLY_HEADER = struct.Struct(">iqi")
 _STAT = struct.Struct(">qqqqiiiqiiq")
-_MULTI_HEADER = struct.Struct(">i?i")
+MULTI_HEADER = struct.Struct(">i?i")
+"""A multi's (or multiRead's) per-operation header: opcode, done, err (the packed multis use it too)."""
+MULTI_DONE = MULTI_HEADER.pack(-1, True, -1)
+"""The header that ends a multi."""
 ERR_UNIMPLEMENTED = -6
 _CONNECT_REQUEST = struct.Struct(">iqiqi16s?")
 _CONNECT_RESPONSE_HEAD = struct.Struct(">iiqi")
@@ -138,8 +141,8 @@ class PipelinedReader:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             body = _CONNECT_REQUEST.pack(0, last_zxid_seen, session_timeout_ms, 0, 16, b"\0" * 16, False)
             try:
-                sock.sendall(_INT.pack(len(body)) + body)
-                (length,) = _INT.unpack(_recv_exactly(sock, 4))
+                sock.sendall(INT.pack(len(body)) + body)
+                (length,) = INT.unpack(_recv_exactly(sock, 4))
                 response = _recv_exactly(sock, length)
             except (OSError, ZooKeeperError) as error:  # a server behind last_zxid_seen closes the connection
                 sock.close()
@@ -176,7 +179,7 @@ class PipelinedReader:
                 results.append(None)
                 continue
             _check(err, path)
-            (length,) = _INT.unpack_from(body, offset)
+            (length,) = INT.unpack_from(body, offset)
             offset += 4
             data = b"" if length < 0 else bytes(body[offset : offset + length])
             offset += max(length, 0)
@@ -191,11 +194,11 @@ class PipelinedReader:
                 results.append(None)
                 continue
             _check(err, path)
-            (count,) = _INT.unpack_from(body, offset)
+            (count,) = INT.unpack_from(body, offset)
             offset += 4
             children = []
             for _ in range(max(count, 0)):
-                (length,) = _INT.unpack_from(body, offset)
+                (length,) = INT.unpack_from(body, offset)
                 offset += 4
                 children.append(bytes(body[offset : offset + length]).decode("utf-8"))
                 offset += length
@@ -229,8 +232,8 @@ class PipelinedReader:
         request = bytearray(_REQUEST_HEADER.pack(xid, OP_MULTI_READ))
         for path in paths:
             encoded = self._full_path(path).encode()
-            request += _MULTI_HEADER.pack(opcode, False, -1) + _INT.pack(len(encoded)) + encoded + b"\0"
-        request += _MULTI_HEADER.pack(-1, True, -1)
+            request += MULTI_HEADER.pack(opcode, False, -1) + INT.pack(len(encoded)) + encoded + b"\0"
+        request += MULTI_DONE
         self._sock.sendall(_frame(bytes(request)))
         reply = self._read_frame()
         reply_xid, _, err = _REPLY_HEADER.unpack_from(reply)
@@ -242,12 +245,12 @@ class PipelinedReader:
         offset = _REPLY_HEADER.size
         results: list[_Result] = []
         for path in paths:
-            kind, done, op_err = _MULTI_HEADER.unpack_from(reply, offset)
-            offset += _MULTI_HEADER.size
+            kind, done, op_err = MULTI_HEADER.unpack_from(reply, offset)
+            offset += MULTI_HEADER.size
             if done:
                 raise ZooKeeperError("ZooKeeper's multiRead answer ended early")
             if kind == OP_ERROR:
-                (code,) = _INT.unpack_from(reply, offset)
+                (code,) = INT.unpack_from(reply, offset)
                 offset += 4
                 results.append((path, code, reply, offset))
                 continue
@@ -266,8 +269,8 @@ class PipelinedReader:
             requests = bytearray()
             for path in window:
                 encoded = self._full_path(path).encode()
-                payload = _REQUEST_HEADER.pack(self._next_xid(), opcode) + _INT.pack(len(encoded)) + encoded + b"\0"
-                requests += _INT.pack(len(payload)) + payload
+                payload = _REQUEST_HEADER.pack(self._next_xid(), opcode) + INT.pack(len(encoded)) + encoded + b"\0"
+                requests += INT.pack(len(payload)) + payload
             self._sock.sendall(requests)
             replies: list[tuple[str, tuple[int, memoryview, int]]] = []
             for i, path in enumerate(window):
@@ -285,7 +288,7 @@ class PipelinedReader:
     def _read_frame(self) -> memoryview:
         while True:
             if len(self._buffer) >= 4:
-                (length,) = _INT.unpack_from(self._buffer)
+                (length,) = INT.unpack_from(self._buffer)
                 if len(self._buffer) >= 4 + length:
                     frame = memoryview(bytes(self._buffer[4 : 4 + length]))
                     del self._buffer[: 4 + length]
@@ -300,18 +303,18 @@ def _skip_result(reply: memoryview, offset: int, kind: int) -> int:
     """The offset after one multiRead result body (GetData: data + Stat; GetChildren: a string list)."""
     length: int
     if kind == OP_GET_DATA:
-        (length,) = _INT.unpack_from(reply, offset)
+        (length,) = INT.unpack_from(reply, offset)
         return offset + 4 + max(length, 0) + _STAT.size
-    (count,) = _INT.unpack_from(reply, offset)
+    (count,) = INT.unpack_from(reply, offset)
     offset += 4
     for _ in range(max(count, 0)):
-        (length,) = _INT.unpack_from(reply, offset)
+        (length,) = INT.unpack_from(reply, offset)
         offset += 4 + length
     return offset
 
 
 def _frame(payload: bytes) -> bytes:
-    return _INT.pack(len(payload)) + payload
+    return INT.pack(len(payload)) + payload
 
 
 def _check(err: int, path: str) -> None:

@@ -422,15 +422,10 @@ class TopicPartitionZNode:
         return f"{TopicPartitionsZNode.path(topic)}/{partition}"
 
 
-_NUMBER = rb"(-?(?:0|[1-9][0-9]{0,8}))"  # 9 digits at most: within 32 bits, so no range check
+_DIGITS = rb"-?(?:0|[1-9][0-9]{0,8})"  # 9 digits at most: within 32 bits, so no range check
 _STATE_AS_WRITTEN = re.compile(
-    rb'\{"controller_epoch":'
-    + _NUMBER
-    + rb',"leader":'
-    + _NUMBER
-    + rb',"version":1,"leader_epoch":'
-    + _NUMBER
-    + rb',"isr":\[((?:-?(?:0|[1-9][0-9]{0,8}))(?:,-?(?:0|[1-9][0-9]{0,8}))*)?\]\}'
+    rb'\{"controller_epoch":(%(n)b),"leader":(%(n)b),"version":1,"leader_epoch":(%(n)b),'
+    rb'"isr":\[((?:%(n)b)(?:,%(n)b)*)?\]\}' % {b"n": _DIGITS}
 )
 
 

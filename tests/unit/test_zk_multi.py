@@ -11,6 +11,7 @@ from kazoo.protocol.serialization import CheckVersion, Delete, SetData, Transact
 
 from kafkaops.cluster.zk import multi
 from kafkaops.cluster.zk.client import Op
+from kafkaops.cluster.zk.pipelined import parse_connect_string
 
 segment = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1, max_size=12)
 path = st.lists(segment.filter(lambda s: s not in (".", "..")), min_size=1, max_size=4).map(lambda p: "/" + "/".join(p))
@@ -28,9 +29,10 @@ def kazoo_body(ops: list[Op], chroot: str) -> bytes:
     return bytes(Transaction([kinds[o.kind](o, _prefix_root(chroot, o.path)) for o in ops]).serialize())
 
 
-@given(st.lists(op, max_size=8), st.sampled_from(["", "/", "/kafka", "/a/b"]))
+@given(st.lists(op, max_size=8), st.sampled_from(["", "/", "/kafka", "/kafka/", "/a/b"]))
 def test_the_body_is_kazoos(ops: list[Op], chroot: str) -> None:
-    assert multi.serialize(ops, multi.chroot_prefix(chroot)) == kazoo_body(ops, chroot)
+    session_chroot = parse_connect_string(f"zk:2181{chroot}").chroot  # what the session's ZkClient holds
+    assert multi.serialize(ops, session_chroot) == kazoo_body(ops, chroot)
 
 
 def test_the_request_sends_its_body_as_a_kazoo_multi() -> None:
