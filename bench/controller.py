@@ -116,6 +116,9 @@ class PartitionLines:
         self.pattern = re.compile(pattern.format(topic=re.escape(prefix) + r"-\d{4}-\d+"))
         self.seen: set[str] = set()
         self.last_at = 0.0
+        # open the file now: the broker may roll it on the hour before the first wait, and a tail opened
+        # after that would start at the new file and never see the lines of the rolled one
+        self.poll()
 
     def poll(self) -> int:
         for line in self.tail.lines():
