@@ -174,15 +174,6 @@ class ControllerContext:
     def replicas_for_partitions(self, partitions: Iterable[TopicPartition]) -> set[PartitionReplica]:
         return {PartitionReplica(p, r) for p in partitions for r in self.partition_replica_assignment(p)}
 
-    def online_and_offline_replicas(self) -> tuple[set[PartitionReplica], set[PartitionReplica]]:
-        """Every replica of every partition, split by `is_replica_online` (failover's replica states)."""
-        online: set[PartitionReplica] = set()
-        offline: set[PartitionReplica] = set()
-        for partition in self.all_partitions():
-            for r in self.partition_replica_assignment(partition):
-                (online if self.is_replica_online(r, partition) else offline).add(PartitionReplica(partition, r))
-        return online, offline
-
     def remove_topic(self, topic: str) -> None:
         """Drop every trace of a deleted topic, its partition and replica states included (they are
         NonExistent by then, which is also what an unknown partition or replica reads as)."""

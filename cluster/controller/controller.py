@@ -495,7 +495,8 @@ class KafkaController:
         deleting = set(self._zk_client.get_topic_deletions())
         deletion = handlers.topic_deletion
         if deletion.is_delete_topic_enabled:
-            deletion.init([t for t in deleting if t in ctx.all_topics], deletion.halted_topics())
+            queued = [t for t in deleting if t in ctx.all_topics]
+            deletion.init(queued, deletion.halted_topics(queued))
 
     # --- events that answer a caller -----------------------------------------------------------------
 

@@ -49,29 +49,47 @@ class ReplicaStateMachine:
 
     def startup(self, batch: ControllerBrokerRequestBatch | None = None) -> None:
         """Kafka's `startup` at failover: replicas on live brokers → OnlineReplica (a LeaderAndIsr to each),
-        the others → OfflineReplica (out of every ISR), topics queued for deletion excepted."""
+        the others → OfflineReplica (out of every ISR), topics queued for deletion excepted.
+
+        Kafka sets every replica's state, then moves the online ones OnlineReplica → OnlineReplica through
+        `handleStateChanges`. That transition is always valid and writes nothing, so it is done here in the
+        same pass, partition by partition: one PartitionReplica per replica instead of four passes over
+        them (0.5 s of a failover at 100,000 partitions, RF 2)."""
         ctx = self.context
+        own_batch = batch is None
+        if batch is None:
+            batch = self.channel.new_batch()
         live = ctx.live_broker_ids
+        put = ctx.put_replica_state
+        online_state, ineligible = ReplicaState.ONLINE, ReplicaState.DELETION_INELIGIBLE
+        trace = self.sink.enabled(Level.TRACE)  # one TRACE line per online replica: only when it is kept
+        offline: list[PartitionReplica] = []
         for tp in ctx.all_partitions():
-            for replica in ctx.partition_replica_assignment(tp):
-                state = ReplicaState.ONLINE if replica in live else ReplicaState.DELETION_INELIGIBLE
-                ctx.put_replica_state(PartitionReplica(tp, replica), state)
-        replicas = [
-            PartitionReplica(tp, r) for tp in ctx.all_partitions() for r in ctx.partition_replica_assignment(tp)
-        ]
-        self.handle_state_changes(
-            [r for r in replicas if ctx.replica_state(r) is ReplicaState.ONLINE], ReplicaState.ONLINE, batch
-        )
-        # Kafka's "Triggering offline replica state changes": a broker that died with the previous
-        # controller must still leave every ISR, or acks=all waits for it until the leaders shrink it.
-        offline = [
-            r
-            for r in replicas
-            if ctx.replica_state(r) is ReplicaState.DELETION_INELIGIBLE
-            and not ctx.is_topic_queued_up_for_deletion(r.partition.topic)
-        ]
+            assignment = ctx.partition_full_replica_assignment(tp)
+            online: list[int] = []
+            for broker in assignment.replicas:
+                replica = PartitionReplica(tp, broker)
+                if broker in live:
+                    put(replica, online_state)
+                    online.append(broker)
+                else:
+                    put(replica, ineligible)
+                    # Kafka's "Triggering offline replica state changes": a broker that died with the previous
+                    # controller must still leave every ISR, or acks=all waits for it until the leaders shrink it.
+                    if not ctx.is_topic_queued_up_for_deletion(tp.topic):
+                        offline.append(replica)
+            if not online:
+                continue
+            if trace:
+                for broker in online:
+                    self._write(self.log.replica_state_changed(broker, tp, online_state, online_state))
+            info = ctx.partition_leadership_info(tp)
+            if info is not None:
+                batch.add_leader_and_isr(online, tp, info, assignment)
         if offline:
             self.handle_state_changes(offline, ReplicaState.OFFLINE, batch)
+        if own_batch:
+            self.channel.send(batch)
 
     def handle_state_changes(
         self,

@@ -58,12 +58,19 @@ class TopicDeletionManager:
         ineligible = set(initial_topics_ineligible_for_deletion)
         ctx.mark_topics_ineligible_for_deletion(t for t in ctx.topics_to_be_deleted if t in ineligible)
 
-    def halted_topics(self) -> set[str]:
-        """Topics whose deletion must wait: a replica offline, or a partition being reassigned ("topic
-        reassignment in progress")."""
+    def halted_topics(self, topics: Iterable[str]) -> set[str]:
+        """Those of `topics` whose deletion must wait: a replica offline, or a partition being reassigned
+        ("topic reassignment in progress"). Only their replicas are looked at, as Kafka's
+        `fetchTopicDeletionsInProgress` does: all of the cluster's cost 0.2 s of a failover at 100,000
+        partitions, with no topic to delete."""
         ctx = self.context
-        offline = {r.partition.topic for r in ctx.online_and_offline_replicas()[1]}
-        return offline | {tp.topic for tp in ctx.partitions_being_reassigned}
+        reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
+        return {
+            topic
+            for topic in topics
+            if topic in reassigning
+            or any(not ctx.is_replica_online(r.replica, r.partition) for r in ctx.replicas_for_topic(topic))
+        }
 
     # --- events ------------------------------------------------------------------------------------
 
@@ -82,7 +89,7 @@ class TopicDeletionManager:
         to_delete = sorted(t for t in requested if t in ctx.all_topics)
         if not to_delete:
             return
-        halted = self.halted_topics()
+        halted = self.halted_topics(to_delete)
         self.enqueue_topics_for_deletion(to_delete, [t for t in to_delete if t in halted])
 
     def process_stop_replica_response(self, event: TopicDeletionStopReplicaResponseReceived) -> None:

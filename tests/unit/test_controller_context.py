@@ -72,9 +72,6 @@ def test_replica_online_rules() -> None:
     assert not context.is_replica_online(4, foo0, include_shutting_down=True)  # not registered
     assert context.online_replicas(foo0) == {1}
     assert context.online_replicas(foo0, include_shutting_down=True) == {1, 2}
-    online, offline = context.online_and_offline_replicas()
-    assert online == {PartitionReplica(foo0, 1)}
-    assert offline == {PartitionReplica(foo0, r) for r in (2, 3, 4)}
 
 
 def test_assignments_and_broker_index() -> None:

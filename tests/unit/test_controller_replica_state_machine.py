@@ -11,6 +11,8 @@ the topic's removal that deleted it).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkaops.cluster.controller.state_machines import PartitionReplica, ReplicaState
 from kafkaops.cluster.state_change_log import Level
@@ -380,3 +382,84 @@ def test_new_replica_requested_to_lead_is_refused_but_becomes_new(h: Harness) ->
     )
     assert h.channel.sent == []
     assert state_of(h) is R.NEW
+
+
+# --- failover's start-up in one pass ----------------------------------------------------------------
+
+TOPICS = ("a", "b", "c")
+BROKERS = range(5)
+
+cluster_layouts = st.fixed_dictionaries(
+    {
+        "live": st.sets(st.sampled_from(BROKERS)),
+        "partitions": st.lists(
+            st.tuples(
+                st.sampled_from(TOPICS),
+                st.lists(st.sampled_from(BROKERS), min_size=1, max_size=3, unique=True),
+                st.booleans(),  # has a leader in the context
+            ),
+            max_size=12,
+        ),
+        "deleting": st.sets(st.sampled_from(TOPICS)),
+    }
+)
+
+
+def harness_for(layout: dict) -> Harness:  # type: ignore[type-arg]
+    h = Harness()
+    h.live_brokers(*sorted(layout["live"]))
+    for index, (topic, replicas, led) in enumerate(layout["partitions"]):
+        tp = TopicPartition(topic, index)
+        h.context.update_partition_full_replica_assignment(tp, ReplicaAssignment(tuple(replicas)))
+        if led:
+            state = LeaderIsrAndControllerEpoch(LeaderAndIsr(replicas[0], 3, tuple(replicas), 2), CONTROLLER_EPOCH)
+            h.context.put_partition_leadership_info(tp, state)
+            h.zk.put_state(tp, state)
+    h.context.queue_topic_deletion(layout["deleting"])
+    return h
+
+
+@settings(max_examples=200, deadline=None)
+@given(cluster_layouts)
+def test_startup_does_what_kafkas_passes_do(layout: dict) -> None:  # type: ignore[type-arg]
+    """The one-pass start-up leaves the states, the batch, the ZooKeeper writes and the log lines that
+    Kafka's order gives: every replica's state set first, then the online ones through
+    handleStateChanges(OnlineReplica) and the offline ones (topics being deleted excepted) through
+    handleStateChanges(OfflineReplica)."""
+    fused, kafka = harness_for(layout), harness_for(layout)
+    fused.handlers.replica_state_machine.startup(batch := fused.channel.new_batch())
+
+    ctx = kafka.context
+    replicas = [PartitionReplica(tp, r) for tp in ctx.all_partitions() for r in ctx.partition_replica_assignment(tp)]
+    for replica in replicas:
+        ctx.put_replica_state(replica, R.ONLINE if replica.replica in ctx.live_broker_ids else R.DELETION_INELIGIBLE)
+    expected = kafka.channel.new_batch()
+    machine = kafka.handlers.replica_state_machine
+    machine.handle_state_changes([r for r in replicas if ctx.replica_state(r) is R.ONLINE], R.ONLINE, expected)
+    offline = [
+        r
+        for r in replicas
+        if ctx.replica_state(r) is R.DELETION_INELIGIBLE and not ctx.is_topic_queued_up_for_deletion(r.partition.topic)
+    ]
+    if offline:
+        machine.handle_state_changes(offline, R.OFFLINE, expected)
+
+    assert fused.context.replica_states == kafka.context.replica_states
+    assert batch.leader_and_isr == expected.leader_and_isr
+    assert batch.stop_replica == expected.stop_replica
+    assert batch.update_metadata_partitions == expected.update_metadata_partitions
+    assert fused.zk.partition_states == kafka.zk.partition_states
+    assert fused.zk.calls == kafka.zk.calls
+    assert fused.sink.entries == kafka.sink.entries
+    assert fused.channel.sent == kafka.channel.sent == []
+
+
+def test_startup_without_a_batch_sends_one(h: Harness) -> None:
+    h.live_brokers(BROKER_ID)
+    assign(h, [BROKER_ID, 6])
+    lead(h, BROKER_ID, [BROKER_ID, 6])
+    h.handlers.replica_state_machine.startup()
+    [sent] = h.channel.sent
+    assert list(sent.leader_and_isr) == [BROKER_ID]
+    assert sent.stop_replica == {6: {PARTITION: False}}
+    assert state_of(h, PartitionReplica(PARTITION, 6)) is R.OFFLINE

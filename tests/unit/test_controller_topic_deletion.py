@@ -301,3 +301,19 @@ def test_stop_replica_response_with_a_request_error_fails_every_partition() -> N
     deletion.enqueue_topics_for_deletion(["doomed"])
     deletion.process_stop_replica_response(TopicDeletionStopReplicaResponseReceived(1, ((tps[0], 0),), 41))
     assert h.context.replica_state(PartitionReplica(tps[0], 1)) is R.DELETION_INELIGIBLE
+
+
+def test_halted_topics_are_those_given_with_an_offline_replica_or_a_reassignment() -> None:
+    """At failover, of the topics queued for deletion, those that must wait (Kafka's
+    `fetchTopicDeletionsInProgress`): only their own replicas are looked at."""
+    h = Harness()
+    init_context(h, [1, 2, 3], ["foo", "bar", "baz", "qux"], 2, 2)
+    h.live_brokers(1, 2)  # broker 3 is gone: every topic has a replica on it
+    h.context.partitions_being_reassigned.add(TopicPartition("baz", 0))
+    deletion = h.handlers.topic_deletion
+    assert deletion.halted_topics(["foo", "baz"]) == {"foo", "baz"}
+    assert deletion.halted_topics([]) == set()
+    h.live_brokers(1, 2, 3)
+    assert deletion.halted_topics(["foo", "bar", "baz"]) == {"baz"}
+    h.context.replicas_on_offline_dirs[2] = {TopicPartition("qux", 1)}  # a failed log dir takes it offline
+    assert deletion.halted_topics(["foo", "qux"]) == {"qux"}
