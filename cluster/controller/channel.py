@@ -240,6 +240,44 @@ class ControllerChannel(Protocol):
     def remove_broker(self, broker_id: int) -> None: ...
 
 
+class RequestQueue(Protocol):
+    """Where a batch's requests go: the channel manager, or the requests held until all are built."""
+
+    listener_name: str
+
+    def send(
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: ResponseCallback | None = None,
+    ) -> bool: ...
+
+
+@dataclass
+class _HeldRequests:
+    """A batch's requests, queued to the send threads only once every one of them is built. A send thread
+    encodes its request holding the GIL: started while the event thread still builds the next broker's
+    request, it halves the event thread's speed (at failover, building the requests for 100,000
+    partitions took three times as long as alone). Each broker's queue gets its requests in the same
+    order as before."""
+
+    listener_name: str
+    requests: list[tuple[int, ApiKey, int, dict[str, Any], ResponseCallback | None]] = field(default_factory=list)
+
+    def send(
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: ResponseCallback | None = None,
+    ) -> bool:
+        self.requests.append((broker_id, api_key, version, body, callback))
+        return True
+
+
 @dataclass
 class LeaderAndIsrEntry:
     """One partition's state in one broker's LeaderAndIsr request."""
@@ -305,12 +343,13 @@ class ControllerBrokerRequestBatch:
         """Send everything collected, to brokers that are live (or shutting down) only. `topic_ids` (the
         controller context's, as the znodes hold them) go into UpdateMetadata; a topic without one gets
         the zero UUID, as Kafka's builder does."""
+        held = _HeldRequests(channel.listener_name)
         self._send_leader_and_isr(
-            controller_epoch, channel, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
+            controller_epoch, held, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
         )
         self._send_update_metadata(
             controller_epoch,
-            channel,
+            held,
             live_brokers,
             broker_epochs,
             leadership,
@@ -320,9 +359,9 @@ class ControllerBrokerRequestBatch:
             sink,
             topic_ids or {},
         )
-        self._send_stop_replica(
-            controller_epoch, channel, live_brokers, broker_epochs, log, sink, stop_replica_callback
-        )
+        self._send_stop_replica(controller_epoch, held, live_brokers, broker_epochs, log, sink, stop_replica_callback)
+        for request in held.requests:
+            channel.send(*request)
         self.leader_and_isr.clear()
         self.stop_replica.clear()
         self.update_metadata_brokers.clear()
@@ -331,7 +370,7 @@ class ControllerBrokerRequestBatch:
     def _send_leader_and_isr(
         self,
         controller_epoch: int,
-        channel: ControllerChannelManager,
+        channel: RequestQueue,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         log: ControllerLog,
@@ -393,7 +432,7 @@ class ControllerBrokerRequestBatch:
     def _send_update_metadata(
         self,
         controller_epoch: int,
-        channel: ControllerChannelManager,
+        channel: RequestQueue,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         leadership: Callable[[TopicPartition], LeaderIsrAndControllerEpoch | None],
@@ -462,7 +501,7 @@ class ControllerBrokerRequestBatch:
     def _send_stop_replica(
         self,
         controller_epoch: int,
-        channel: ControllerChannelManager,
+        channel: RequestQueue,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         log: ControllerLog,

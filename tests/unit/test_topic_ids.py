@@ -36,6 +36,8 @@ A, B = TopicPartition("a", 0), TopicPartition("b", 0)
 
 
 class _RecordingChannel:
+    listener_name = "PLAINTEXT"
+
     def __init__(self) -> None:
         self.sent: list[tuple[int, ApiKey, int, dict[str, Any]]] = []
 

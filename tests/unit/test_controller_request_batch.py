@@ -1,0 +1,61 @@
+"""`ControllerBrokerRequestBatch.send_requests_to_brokers`: what reaches the send threads, and when."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch
+from kafkaops.cluster.protocol.schemas import ApiKey
+from kafkaops.cluster.state_change_log import ControllerLog
+from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from tests.unit.controller_fakes import RecordingSink, broker
+
+A, B = TopicPartition("a", 0), TopicPartition("b", 1)
+
+
+class _WatchingChannel:
+    """Records each queued request with how many state-change entries were written by then."""
+
+    listener_name = "PLAINTEXT"
+
+    def __init__(self, sink: RecordingSink) -> None:
+        self.sink = sink
+        self.queued: list[tuple[int, ApiKey, int]] = []
+
+    def send(
+        self, broker_id: int, api_key: ApiKey, version: int, body: dict[str, Any], callback: object = None
+    ) -> bool:
+        self.queued.append((broker_id, api_key, len(self.sink.entries)))
+        return True
+
+
+def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() -> None:
+    """A send thread encoding its request holds the GIL: none may start while the event thread still builds
+    the others. Each broker still gets LeaderAndIsr, then UpdateMetadata, then StopReplica."""
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 4), 9)
+    batch = ControllerBrokerRequestBatch(5)
+    for tp in (A, B):
+        batch.add_leader_and_isr([1, 2], tp, state, ReplicaAssignment((1, 2)))
+    batch.add_update_metadata([1, 2], [A, B])
+    batch.add_stop_replica([2], A, delete=False)
+    sink = RecordingSink()
+    channel = _WatchingChannel(sink)
+    batch.send_requests_to_brokers(
+        9,
+        channel,  # type: ignore[arg-type]
+        {1: broker(1), 2: broker(2)},
+        {1: 10, 2: 20},
+        lambda tp: state,
+        lambda tp: (1, 2),
+        lambda tp: False,
+        ControllerLog(5, 9),
+        sink,
+    )
+    written = len(sink.entries)
+    assert all(seen == written for _, _, seen in channel.queued)  # nothing queued before the last was built
+    by_broker = {b: [api for broker_id, api, _ in channel.queued if broker_id == b] for b in (1, 2)}
+    assert by_broker == {
+        1: [ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA],
+        2: [ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA],
+    }
+    assert batch.is_empty()
