@@ -8,7 +8,10 @@ Measured, in this order:
                 time); MB/s counted once the sink has confirmed every byte. This is what one Python
                 connection can move on this machine: the broker's network path cannot beat it.
     disk        the disk's sequential write rate under the state dir: --disk-mb MiB written in 1 MiB
-                writes, then fsync, timed together; the file is deleted afterwards.
+                writes, then fsync, timed together; the file is deleted afterwards. A size the page
+                cache absorbs (tens of MiB) shows the cache's rate; a few GiB show what the disk sustains,
+                which bounds the brokers (each produce line says what share of it they wrote: every
+                replica writes each byte).
     produce     confluent-kafka producing --record-bytes records (1 KB) to a topic of --partitions
                 partitions on 3 brokers (LocalCluster, each broker its own process, on a LocalZooKeeper):
                   (a) RF 1, acks=1
@@ -376,8 +379,9 @@ def wait_online(zk, topic: str, partitions: int, replicas: int, timeout_s: float
     raise TimeoutError(f"{topic} did not come online within {timeout_s:.0f}s")
 
 
-def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: list[Row]) -> None:
-    """The produce scenarios, their rows of issue 18's table added to `rows`."""
+def run_cluster(state: Path, args: argparse.Namespace, loopback: float, disk: float, rows: list[Row]) -> None:
+    """The produce scenarios, their rows of issue 18's table added to `rows`; `disk` (MB/s) is what the
+    brokers' writes are compared with: every replica writes each byte once."""
     from kafkaops.admin import topics as admin_topics
     from kafkaops.admin.assignment import JavaRandom
     from kafkaops.cluster.local.cluster import LocalCluster
@@ -404,9 +408,9 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: li
             wait_online(zk, "bench-rf3", args.partitions, 3)
             wait_online(zk, "bench-consume", args.partitions, 1)
         produced: dict[str, float] = {}
-        for label, topic, acks, what in (
-            ("a", "bench-rf1", "1", "RF 1 acks=1  "),
-            ("b", "bench-rf3", "all", "RF 3 acks=all"),
+        for label, topic, acks, what, replicas in (
+            ("a", "bench-rf1", "1", "RF 1 acks=1  ", 1),
+            ("b", "bench-rf3", "all", "RF 3 acks=all", 3),
         ):
             result = produce(bootstrap, topic, acks, args.duration, args.records, args.record_bytes)
             produced[label] = result.mb_s
@@ -416,7 +420,9 @@ def run_cluster(state: Path, args: argparse.Namespace, loopback: float, rows: li
                 f"produce ({label}) {what}: {result.mb_s:7.1f} MB/s, {result.records_s:8.0f} records/s "
                 f"({result.acked} x {args.record_bytes} B in {result.seconds:.1f} s), latency p50 "
                 f"{result.percentile_ms(0.50):6.1f} ms p99 {result.percentile_ms(0.99):6.1f} ms; "
-                f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal{_errors(result)}",
+                f"{ratio:6.1%} of loopback, {verdict} the {GOALS[label]:.0%} goal; the brokers wrote "
+                f"{result.mb_s * replicas:.0f} MB/s, {result.mb_s * replicas / disk:.0%} of the disk's"
+                f"{_errors(result)}",
                 flush=True,
             )
             rows.append(goals.produce_row(label, what.strip(), result.mb_s, loopback))
@@ -507,7 +513,7 @@ def main() -> None:
         )
         rows: list[Row] = []
         if not args.skip_cluster:
-            run_cluster(state, args, loopback, rows)
+            run_cluster(state, args, loopback, disk, rows)
         print(format_table(rows), flush=True)
         if args.json:
             write_rows(args.json, rows)
