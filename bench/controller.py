@@ -137,6 +137,15 @@ LEADER_STARTS = r"\] Leader ({topic}) starts at leader epoch"
 FOLLOWER_STARTS = r"\] Follower ({topic}) starts at leader epoch"
 
 
+def require_profiler(directory: Path | None) -> None:
+    """With --profile, fail at once when py-spy is missing, not after the cluster is built."""
+    if directory is not None:
+        with contextlib.suppress(ImportError):  # an older tree has no such check
+            from kafkaops.cluster.local.profiling import py_spy
+
+            py_spy()
+
+
 def cpu_seconds(pid: int | None) -> float:
     """User + system CPU seconds a process has used (/proc): less sensitive to a loaded machine than the
     wall time, which other processes' load stretches."""
@@ -436,6 +445,7 @@ def main() -> None:
     parser.add_argument("--state-dir", type=Path, help="keep the brokers' logs here (default: a temporary dir)")
     parser.add_argument("--json", type=Path, help="write the rows of issue 18's table here (a JSON list)")
     args = parser.parse_args()
+    require_profiler(args.profile)
     open_files = raise_open_files_limit(OPEN_FILES)
     if open_files < OPEN_FILES:
         print(f"warning: open files limited to {open_files}, {OPEN_FILES} wanted", flush=True)

@@ -29,6 +29,7 @@ from controller import (  # bench/ is on the path
     cpu_seconds,
     create_topics,
     report_profile,
+    require_profiler,
     wait_isrs_full,
 )
 
@@ -56,6 +57,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=20.0, help="seconds waited after every ISR is full")
     parser.add_argument("--json", type=Path, help="write the row of issue 18's table here (a JSON list)")
     args = parser.parse_args()
+    require_profiler(args.profile)
     raise_open_files_limit(OPEN_FILES)
     with tempfile.TemporaryDirectory() as temporary:
         state = Path(temporary)

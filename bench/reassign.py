@@ -68,7 +68,7 @@ from kafkaops.admin import reassignment_ops as ops
 from kafkaops.admin import topics as admin_topics
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import raise_open_files_limit
-from kafkaops.cluster.local.profiling import Profiler
+from kafkaops.cluster.local.profiling import Profiler, py_spy
 from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
@@ -525,6 +525,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.partitions < 1 or args.topic_size < 1:
         parser.error("--partitions and --topic-size must be positive")
+    if args.profile is not None:
+        py_spy()
     if args.brokers is not None and args.brokers < REPLICATION_FACTOR:
         parser.error(f"--brokers must be at least {REPLICATION_FACTOR}")
 

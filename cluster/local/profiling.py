@@ -10,12 +10,21 @@ from collections import Counter
 from pathlib import Path
 
 
+def py_spy() -> Path:
+    """The py-spy beside this interpreter; a clear error when it is not installed (it is in the `bench`
+    extra, which `.ci/setup` does not install): the benches check before they build their cluster."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        raise SystemExit(f"--profile needs py-spy, not found at {spy}: pip install -e '.[bench]'")
+    return spy
+
+
 class Profiler:
     """py-spy record (raw collapsed stacks, idle frames and thread names kept) on a few processes."""
 
     def __init__(self, directory: Path, targets: dict[str, int], rate: int = 50) -> None:
+        spy = py_spy()
         directory.mkdir(parents=True, exist_ok=True)
-        spy = Path(sys.executable).with_name("py-spy")
         self.outputs = {name: directory / f"{name}-{pid}.txt" for name, pid in targets.items()}
         self.runs = [
             subprocess.Popen(
