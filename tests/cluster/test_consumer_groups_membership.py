@@ -176,10 +176,13 @@ def confluent_member(
     consumer = ConfluentConsumer(config)
 
     cooperative = strategy == "cooperative-sticky"
+    closing = threading.Event()
 
     def on_assign(c: Any, partitions: Any) -> None:
         if cooperative:
             c.incremental_assign(partitions)  # what it is given is added to what it keeps
+        if closing.is_set():  # as in on_revoke: no assignment() from a callback that close() raises
+            return
         member.record(frozenset(p.partition for p in (c.assignment() if cooperative else partitions)), True)
 
     def on_revoke(c: Any, partitions: Any) -> None:
@@ -187,7 +190,10 @@ def confluent_member(
         if cooperative:
             with contextlib.suppress(KafkaException):  # closing: the handle is going away
                 c.incremental_unassign(partitions)
-                kept = frozenset(p.partition for p in c.assignment())
+                # not while closing: librdkafka's assignment() from the revoke that close() raises can wait
+                # forever for its own main thread (librdkafka #4041, #4527; a CI run hung here)
+                if not closing.is_set():
+                    kept = frozenset(p.partition for p in c.assignment())
         member.record(kept, False)
 
     consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
@@ -199,6 +205,7 @@ def confluent_member(
     def close() -> None:
         member.stop()
         member.close = lambda: None
+        closing.set()
         consumer.close()
 
     member.background = Background(poll)
