@@ -9,8 +9,9 @@ watches, so that nothing in the brokers is instrumented or polled.
    its `/brokers/ids` znode disappearing (ZooKeeper's session expiry, reported separately) until the
    survivor has logged every one of those partitions' leadership ("Leader ... starts at leader epoch"),
    and the controller's share (until it logged sending the UpdateMetadata that ends the failure's one
-   request round). Baseline: the same number of fenced conditional state writes pipelined on one raw
-   connection.
+   request round). Baseline: the same number of fenced conditional writes pipelined on one raw
+   connection, of znodes as big as the state znodes (paths as long, the same bytes; until 2026-11-27 they
+   were tiny, which made the ceiling 25-42 % lower: both are printed).
 2. controlled shutdown: a broker leading N partitions (each with an in-sync follower) gets SIGTERM;
    seconds from the signal to its exit, every leadership moved first (checked in ZooKeeper).
 3. controller failover: with M partitions (default 100,000, RF 2) the controller is killed (SIGKILL);
@@ -182,16 +183,21 @@ def state_paths(topics: list[str], partitions: int) -> list[str]:
     return [znodes.TopicPartitionStateZNode.path(t, p) for t in topics for p in range(TOPIC_SIZE)][:partitions]
 
 
-def raw_fenced_writes(zk: KafkaZkClient, count: int) -> float:
-    """`count` conditional setData multis with the epoch check, pipelined: the ZooKeeper ceiling."""
-    zk.kazoo.ensure_path("/bench-raw")
-    pending = [zk.kazoo.create_async(f"/bench-raw/n{i}", b"{}") for i in range(count)]
+def raw_fenced_writes(zk: KafkaZkClient, like: list[str], data: bytes, root: str = "/bench-raw") -> float:
+    """Conditional setData multis with the epoch check, pipelined, of as many znodes as `like` holds: the
+    ZooKeeper ceiling. Each twin's path under /bench-raw is as long as its model's and holds `data` (a
+    state znode's bytes): ZooKeeper's work per write grows with both, so the ceiling is for those znodes
+    (which it cannot write itself: a version bump would make the controller's writes lose their race).
+    With `data` b'{"leader":1}' and short paths it is the tiny-znode ceiling earlier runs reported."""
+    zk.kazoo.ensure_path(root)
+    twins = [f"{root}/{i:0{max(len(path) - len(root) - 1, 1)}d}" for i, path in enumerate(like)]
+    pending = [zk.kazoo.create_async(twin, b"{}") for twin in twins]
     for request in pending:
         request.get()
     epoch = zk.get_controller_epoch()
     assert epoch is not None
     started = time.monotonic()
-    zk.fenced_multi_many([[Op.set(f"/bench-raw/n{i}", b'{"leader":1}', 0)] for i in range(count)], epoch[1])
+    zk.fenced_multi_many([[Op.set(twin, data, 0)] for twin in twins], epoch[1])
     return time.monotonic() - started
 
 
@@ -300,7 +306,9 @@ def scenario_election(
             leading.wait_for(partitions)
             wait_isrs_full(cluster.connect, topics, partitions, 2, 600)
             controller_log.skip_to_end()
-            baseline = raw_fenced_writes(zk, partitions)
+            paths = state_paths(topics, partitions)
+            tiny = raw_fenced_writes(zk, [f"/n{i}" for i in range(partitions)], b'{"leader":1}', "/bench-tiny")
+            baseline = raw_fenced_writes(zk, paths, zk.kazoo.get(paths[0])[0])
             gone, gone_at = znode_gone(zk, znodes.BrokerIdZNode.path(victim))
             profiler = cluster.profile(profile, "election", {"controller": controller, "survivor": survivor})
             wait_isrs_full(cluster.connect, topics, partitions, 2, 600)  # still: see wait_isrs_full
@@ -319,7 +327,8 @@ def scenario_election(
         print(
             f"election        {partitions:>7} partitions: {elapsed:6.2f} s from znode gone to all new leaders applied "
             f"({partitions / elapsed:7.0f}/s), of which {controller_s:5.2f} s for the controller to elect, write "
-            f"and send; raw fenced multi ceiling {baseline:6.2f} s; ratio {controller_s / baseline:4.1f}x "
+            f"and send; raw fenced multi ceiling {baseline:6.3f} s ({tiny:.3f} s for tiny znodes, as reported "
+            f"before 2026-11-27); ratio {controller_s / baseline:4.1f}x "
             f"(session expiry before it: {t0 - killed_at:.2f} s); CPU from the kill until then (idle fetching "
             f"included): controller {cpu[controller]:5.2f} s, survivor {cpu[survivor]:5.2f} s",
             flush=True,
