@@ -240,44 +240,6 @@ class ControllerChannel(Protocol):
     def remove_broker(self, broker_id: int) -> None: ...
 
 
-class RequestQueue(Protocol):
-    """Where a batch's requests go: the channel manager, or the requests held until all are built."""
-
-    listener_name: str
-
-    def send(
-        self,
-        broker_id: int,
-        api_key: ApiKey,
-        version: int,
-        body: dict[str, Any],
-        callback: ResponseCallback | None = None,
-    ) -> bool: ...
-
-
-@dataclass
-class _HeldRequests:
-    """A batch's requests, queued to the send threads only once every one of them is built. A send thread
-    encodes its request holding the GIL (the codec is compiled): started while the event thread still
-    builds the next broker's request, it takes the GIL from it (at failover, building the requests for
-    100,000 partitions took several times as long in the broker as in-process alone). Each broker's
-    queue gets its requests in the same order as before."""
-
-    listener_name: str
-    requests: list[tuple[int, ApiKey, int, dict[str, Any], ResponseCallback | None]] = field(default_factory=list)
-
-    def send(
-        self,
-        broker_id: int,
-        api_key: ApiKey,
-        version: int,
-        body: dict[str, Any],
-        callback: ResponseCallback | None = None,
-    ) -> bool:
-        self.requests.append((broker_id, api_key, version, body, callback))
-        return True
-
-
 @dataclass
 class LeaderAndIsrEntry:
     """One partition's state in one broker's LeaderAndIsr request."""
@@ -343,40 +305,47 @@ class ControllerBrokerRequestBatch:
         """Send everything collected, to brokers that are live (or shutting down) only. `topic_ids` (the
         controller context's, as the znodes hold them) go into UpdateMetadata; a topic without one gets
         the zero UUID, as Kafka's builder does."""
-        held = _HeldRequests(channel.listener_name)
-        self._send_leader_and_isr(
-            controller_epoch, held, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
-        )
-        self._send_update_metadata(
-            controller_epoch,
-            held,
-            live_brokers,
-            broker_epochs,
-            leadership,
-            replicas,
-            deleting,
-            log,
-            sink,
-            topic_ids or {},
-        )
-        self._send_stop_replica(controller_epoch, held, live_brokers, broker_epochs, log, sink, stop_replica_callback)
-        for request in held.requests:
-            channel.send(*request)
+        # All built first, then queued: a send thread encodes its request holding the GIL (the codec is
+        # compiled), so one started while the event thread still builds the next broker's took the GIL from
+        # it (at failover, building the requests for 100,000 partitions took several times as long in the
+        # broker as in-process alone). Each broker's queue gets them in Kafka's order.
+        requests = [
+            *self._leader_and_isr_requests(
+                controller_epoch, channel.listener_name, live_brokers, broker_epochs, log, sink, leader_and_isr_callback
+            ),
+            *self._update_metadata_requests(
+                controller_epoch,
+                live_brokers,
+                broker_epochs,
+                leadership,
+                replicas,
+                deleting,
+                log,
+                sink,
+                topic_ids or {},
+            ),
+            *self._stop_replica_requests(
+                controller_epoch, live_brokers, broker_epochs, log, sink, stop_replica_callback
+            ),
+        ]
+        for broker_id, request in requests:
+            channel.send(broker_id, request.api_key, request.version, request.body, request.callback)
         self.leader_and_isr.clear()
         self.stop_replica.clear()
         self.update_metadata_brokers.clear()
         self.update_metadata_partitions.clear()
 
-    def _send_leader_and_isr(
+    def _leader_and_isr_requests(
         self,
         controller_epoch: int,
-        channel: RequestQueue,
+        listener_name: str,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         log: ControllerLog,
         sink: StateChangeSink,
         callback: ResponseCallback | None,
-    ) -> None:
+    ) -> list[tuple[int, _Outgoing]]:
+        requests: list[tuple[int, _Outgoing]] = []
         trace = sink.enabled(Level.TRACE)
         # One wire-shaped state per partition, shared by every broker's request (the encoder only reads it).
         built: dict[TopicPartition, dict[str, Any]] = {}
@@ -423,16 +392,15 @@ class ControllerBrokerRequestBatch:
                 "live_leaders": [
                     {"broker_id": b, "host_name": endpoint.host, "port": endpoint.port}
                     for b in sorted(leader_ids)
-                    if b in live_brokers
-                    and (endpoint := listener_endpoint(live_brokers[b], channel.listener_name)) is not None
+                    if b in live_brokers and (endpoint := listener_endpoint(live_brokers[b], listener_name)) is not None
                 ],
             }
-            channel.send(broker_id, ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, callback)
+            requests.append((broker_id, _Outgoing(ApiKey.LEADER_AND_ISR, LEADER_AND_ISR_VERSION, body, callback)))
+        return requests
 
-    def _send_update_metadata(
+    def _update_metadata_requests(
         self,
         controller_epoch: int,
-        channel: RequestQueue,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         leadership: Callable[[TopicPartition], LeaderIsrAndControllerEpoch | None],
@@ -441,9 +409,9 @@ class ControllerBrokerRequestBatch:
         log: ControllerLog,
         sink: StateChangeSink,
         topic_ids: Mapping[str, str],
-    ) -> None:
+    ) -> list[tuple[int, _Outgoing]]:
         if not self.update_metadata_brokers and not self.update_metadata_partitions:
-            return
+            return []
         recipients = sorted(b for b in (self.update_metadata_brokers or set(live_brokers)) if b in live_brokers)
         if not self.update_metadata_brokers:
             recipients = sorted(live_brokers)
@@ -488,26 +456,35 @@ class ControllerBrokerRequestBatch:
             {"topic_name": t, "topic_id": kafka_uuid_from_text(topic_ids.get(t)), "partition_states": s}
             for t, s in topics.items()
         )
-        for broker_id in recipients:
-            body = {
-                "controller_id": self.controller_id,
-                "controller_epoch": controller_epoch,
-                "broker_epoch": broker_epochs.get(broker_id, -1),
-                "topic_states": topic_states,
-                "live_brokers": brokers,
-            }
-            channel.send(broker_id, ApiKey.UPDATE_METADATA, UPDATE_METADATA_VERSION, body)
+        return [
+            (
+                broker_id,
+                _Outgoing(
+                    ApiKey.UPDATE_METADATA,
+                    UPDATE_METADATA_VERSION,
+                    {
+                        "controller_id": self.controller_id,
+                        "controller_epoch": controller_epoch,
+                        "broker_epoch": broker_epochs.get(broker_id, -1),
+                        "topic_states": topic_states,
+                        "live_brokers": brokers,
+                    },
+                    None,
+                ),
+            )
+            for broker_id in recipients
+        ]
 
-    def _send_stop_replica(
+    def _stop_replica_requests(
         self,
         controller_epoch: int,
-        channel: RequestQueue,
         live_brokers: dict[int, BrokerRegistration],
         broker_epochs: dict[int, int],
         log: ControllerLog,
         sink: StateChangeSink,
         stop_replica_callback: Callable[[int, bool], ResponseCallback | None],
-    ) -> None:
+    ) -> list[tuple[int, _Outgoing]]:
+        requests: list[tuple[int, _Outgoing]] = []
         for broker_id, partitions in sorted(self.stop_replica.items()):
             if broker_id not in live_brokers:
                 continue
@@ -528,6 +505,6 @@ class ControllerBrokerRequestBatch:
                     "delete_partitions": delete,
                     "topics": [{"name": t, "partition_indexes": p} for t, p in by_topic.items()],
                 }
-                channel.send(
-                    broker_id, ApiKey.STOP_REPLICA, STOP_REPLICA_VERSION, body, stop_replica_callback(broker_id, delete)
-                )
+                callback = stop_replica_callback(broker_id, delete)
+                requests.append((broker_id, _Outgoing(ApiKey.STOP_REPLICA, STOP_REPLICA_VERSION, body, callback)))
+        return requests

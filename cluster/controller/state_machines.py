@@ -21,7 +21,7 @@ class _NamedState(enum.Enum):
     """A state printed as its value, the name Kafka's state-change log prints."""
 
     def __str__(self) -> str:
-        return str.__format__(self._value_, "")
+        return str(self._value_)
 
     def __format__(self, spec: str) -> str:
         # f-strings call this: Enum's own goes through its generic checks (and `value` is a property),
