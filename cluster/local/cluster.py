@@ -212,9 +212,29 @@ class LocalCluster:
         self._save(zookeeper_connect, broker_overrides)
         if before_brokers is not None:
             before_brokers(zookeeper_connect)
+        # A registration (and a controller) left by brokers that were stopped with the ZooKeeper they used
+        # lives on, restored with their sessions, until those expire: wait for our brokers' own, and for a
+        # controller elected after them, or the cluster would be reported up before it serves.
+        before = self.status()
+        stale = {b.broker_id: b.broker_epoch for b in before.brokers if b.registered and b.pid is None}
+        stale_controller_epoch = (
+            before.controller_epoch
+            if before.controller_id is not None and self.broker_pid(before.controller_id) is None
+            else None
+        )
         for broker_id in ids:
             self.start_broker(broker_id, wait=False)
-        self.wait_until(lambda s: s.controller_id is not None and all(b.registered for b in s.brokers), timeout_s)
+        self.wait_until(
+            lambda s: (
+                s.controller_id is not None
+                and (stale_controller_epoch is None or s.controller_epoch != stale_controller_epoch)
+                and all(
+                    b.registered and (b.broker_id not in stale or b.broker_epoch != stale[b.broker_id])
+                    for b in s.brokers
+                )
+            ),
+            timeout_s,
+        )
         return self.status()
 
     def add_broker(self, rack: str | None = None, broker_id: int | None = None, timeout_s: float = 30.0) -> int:
