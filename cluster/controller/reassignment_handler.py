@@ -27,7 +27,7 @@ from kafkaops.cluster.common.errors import (
     NoReassignmentInProgressError,
 )
 from kafkaops.cluster.controller import reassignment as reassign
-from kafkaops.cluster.controller.channel import ControllerChannel, StateChangeSink
+from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch, ControllerChannel, StateChangeSink
 from kafkaops.cluster.controller.context import ControllerContext
 from kafkaops.cluster.controller.controller_zk_client import ReassignmentZkClient, TopicAssignmentWrite
 from kafkaops.cluster.controller.elections import ReassignPartitionLeaderElectionStrategy
@@ -227,8 +227,13 @@ class ReassignmentHandler:
         # no deletion while a partition moves
         ctx.mark_topics_ineligible_for_deletion({tp.topic for tp in reassignments})
         changed = self._update_current_reassignments(reassignments)
-        if changed or states is None:
-            states = self._watch_reassignment_isr(list(reassignments))
+        # The completion watch goes on after A1's write: set before it, it fires on this controller's own
+        # write, and that event reads every moving partition's state again for nothing.
+        watch_after_start = changed or states is None
+        if watch_after_start:
+            states = self.zk.get_topic_partition_states(list(reassignments))
+            _log_unreadable(states)
+        assert states is not None
         complete = {
             tp: assignment
             for tp, assignment in reassignments.items()
@@ -236,12 +241,31 @@ class ReassignmentHandler:
         }
         incomplete = {tp: assignment for tp, assignment in reassignments.items() if tp not in complete}
         if incomplete:
-            self._update_leader_epochs_and_send_requests(incomplete)  # A1
-            self.replica_state_machine.handle_state_changes(  # A2
-                [PartitionReplica(tp, r) for tp, a in incomplete.items() for r in a.adding_replicas], ReplicaState.NEW
-            )
+            self._start_reassignments(incomplete, states)
         if complete:
             self._complete_reassignments(complete)
+        if incomplete and watch_after_start:
+            # what changed since the first read (a target replica that joined the ISR meanwhile) shows here
+            self.maybe_complete_reassignments(list(incomplete), self._watch_reassignment_isr(list(incomplete)))
+
+    def _start_reassignments(
+        self,
+        reassignments: Mapping[TopicPartition, ReplicaAssignment],
+        states: Mapping[TopicPartition, PartitionStateRead],
+    ) -> None:
+        """Phase A. A1 and A2 share one batch: A2 gives each adding replica the entry A1 has just given it
+        (same leader epoch, isNew), which a broker holding that epoch ignores. Kafka sends both, in two
+        requests; one batch keeps one entry per broker and partition, so each adding replica's broker
+        gets one LeaderAndIsr (and every broker one UpdateMetadata) instead of two."""
+        batch = self.channel.new_batch()
+        sent = self._add_leader_epoch_bumps(reassignments, batch, states)  # A1
+        self.replica_state_machine.handle_state_changes(  # A2
+            [PartitionReplica(tp, r) for tp, a in reassignments.items() for r in a.adding_replicas],
+            ReplicaState.NEW,
+            batch,
+        )
+        self.channel.send(batch)
+        self._log_reassignment_requests(reassignments, sent)
 
     def _complete_reassignments(self, reassignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """Phase B (see `_on_partition_reassignments`)."""
@@ -291,37 +315,60 @@ class ReassignmentHandler:
     def _update_leader_epochs_and_send_requests(
         self, reassignments: Mapping[TopicPartition, ReplicaAssignment]
     ) -> None:
-        """Same leader and ISR, next leader epoch, so that the replicas take the new replica set; the
-        origin replicas get it as they are, the adding ones with isNew (they may start on any log dir)."""
-        updated = self._update_leader_epochs(list(reassignments))
         batch = self.channel.new_batch()
-        for tp, assignment in reassignments.items():
-            state = updated.get(tp)
-            if state is None:
-                self.sink.write(self.log.reassignment_request_failed(tp, assignment))
-                continue
-            batch.add_leader_and_isr(assignment.original_replicas, tp, state, assignment, is_new=False)
-            batch.add_leader_and_isr(assignment.adding_replicas, tp, state, assignment, is_new=True)
+        sent = self._add_leader_epoch_bumps(reassignments, batch)
         self.channel.send(batch)
+        self._log_reassignment_requests(reassignments, sent)
+
+    def _add_leader_epoch_bumps(
+        self,
+        reassignments: Mapping[TopicPartition, ReplicaAssignment],
+        batch: ControllerBrokerRequestBatch,
+        states: Mapping[TopicPartition, PartitionStateRead] | None = None,
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """Same leader and ISR, next leader epoch, so that the replicas take the new replica set; the
+        origin replicas get it as they are, the adding ones with isNew (they may start on any log dir).
+        Returns the states written (`states`: just read, saves reading them again)."""
+        updated = self._update_leader_epochs(list(reassignments), states)
         for tp, assignment in reassignments.items():
             state = updated.get(tp)
             if state is not None:
+                batch.add_leader_and_isr(assignment.original_replicas, tp, state, assignment, is_new=False)
+                batch.add_leader_and_isr(assignment.adding_replicas, tp, state, assignment, is_new=True)
+        return updated
+
+    def _log_reassignment_requests(
+        self,
+        reassignments: Mapping[TopicPartition, ReplicaAssignment],
+        sent: Mapping[TopicPartition, LeaderIsrAndControllerEpoch],
+    ) -> None:
+        for tp, assignment in reassignments.items():
+            state = sent.get(tp)
+            if state is None:
+                self.sink.write(self.log.reassignment_request_failed(tp, assignment))
+            else:
                 self.sink.write(self.log.reassignment_request_sent(tp, state, assignment))
 
     def _update_leader_epochs(
-        self, partitions: Sequence[TopicPartition]
+        self,
+        partitions: Sequence[TopicPartition],
+        states: Mapping[TopicPartition, PartitionStateRead] | None = None,
     ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
-        """Kafka's `updateLeaderEpoch` for many partitions: read the state znodes, write them back with the
-        next leader epoch (conditionally, in one pipelined round; a leader's ISR write in between means
-        read that one again). A partition whose state znode went away is left out. Raises if a state
-        znode is missing or malformed at the first read, or was written by a newer controller."""
+        """Kafka's `updateLeaderEpoch` for many partitions: read the state znodes (or take `states`, just
+        read), write them back with the next leader epoch (conditionally, in one pipelined round; a
+        leader's ISR write in between means read that one again). A partition whose state znode went away
+        is left out. Raises if a state znode is missing or malformed at the first read, or was written by a
+        newer controller."""
         ctx = self.context
         updated: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         remaining = list(partitions)
         fresh = False
         while remaining:
-            current = self.zk.get_topic_partition_states(remaining, fresh=fresh)
-            fresh = True  # after a BADVERSION, read on the session that writes
+            if states is not None:
+                current, states = states, None
+            else:
+                current = self.zk.get_topic_partition_states(remaining, fresh=fresh)
+                fresh = True  # after a BADVERSION, read on the session that writes
             writes: list[tuple[TopicPartition, LeaderAndIsr]] = []
             for tp in remaining:
                 state = current[tp]
@@ -520,9 +567,7 @@ class ReassignmentHandler:
         `maybe_complete_reassignments`, which watches again while the partition moves. A watch left on a
         partition that finished or whose controller resigned fires once into nothing."""
         states = self.zk.watch_topic_partition_states(partitions, self._on_isr_watch)
-        for tp, state in states.items():
-            if isinstance(state, MalformedZNodeError):
-                log.error("Unreadable state of %s: %s", tp, state)
+        _log_unreadable(states)
         return states
 
     def _on_isr_watch(self, tp: TopicPartition) -> None:
@@ -538,3 +583,9 @@ def _is_reassignment_complete(assignment: ReplicaAssignment, state: PartitionSta
     if isinstance(state, MalformedZNodeError):
         return not assignment.is_being_reassigned
     return reassign.is_reassignment_complete(assignment, state.leader_and_isr.isr if state else None)
+
+
+def _log_unreadable(states: Mapping[TopicPartition, PartitionStateRead]) -> None:
+    for tp, state in states.items():
+        if isinstance(state, MalformedZNodeError):
+            log.error("Unreadable state of %s: %s", tp, state)

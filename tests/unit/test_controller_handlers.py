@@ -399,9 +399,14 @@ def test_reassignment_starts_then_completes_when_the_target_replicas_join_the_is
     assert isinstance(assignment, TopicAssignment) and assignment.partitions[0] == moving
     # phase A: the leader epoch bumped, LeaderAndIsr to origin and adding replicas, AR → NewReplica
     assert leader_of(h, T0).leader_epoch == 1
-    # (A1 and A2 each send the adding replica a LeaderAndIsr with isNew, as Kafka's steps do)
-    assert [(b, e.is_new) for b, _, e in h.channel.leader_and_isr()] == [(1, False), (2, False), (3, True), (3, True)]
+    # A1 and A2 in one batch: the adding replica gets its isNew entry once (Kafka sends it twice, the
+    # second with the epoch the broker already holds, which it ignores)
+    assert len(h.channel.sent) == 1
+    assert [(b, e.is_new) for b, _, e in h.channel.leader_and_isr()] == [(1, False), (2, False), (3, True)]
     assert h.context.replica_state(PartitionReplica(T0, 3)) is ReplicaState.NEW
+    # the completion watch is set after the leader epoch write, so that write does not fire it
+    names = h.zk.names_called()
+    assert names.index("watch_topic_partition_states") > names.index("update_leader_and_isr")
     assert T0 in h.zk.watches
 
     h.zk.leader_writes(T0, LeaderAndIsr(1, 1, (1, 2, 3), 0))  # the new replica caught up
@@ -415,6 +420,27 @@ def test_reassignment_starts_then_completes_when_the_target_replicas_join_the_is
     assert isinstance(assignment, TopicAssignment) and assignment.partitions[0] == ReplicaAssignment((2, 3))
     assert (1, T0, True) in h.channel.stop_replica()
     assert PartitionReplica(T0, 1) not in h.context.replica_states
+    assert h.zk.reassignment is None and h.context.partitions_being_reassigned == set()
+
+
+def test_a_target_replica_that_joins_the_isr_while_the_reassignment_starts_completes_it() -> None:
+    """The completion watch goes on after phase A's write: an ISR change between the first read and the
+    watched read is seen by that read, not lost."""
+    h = Harness()
+    h.live_brokers(1, 2, 3)
+    h.topic("t", {0: [1, 2]})
+    h.zk.reassignment = ({T0: (2, 3)}, 0)
+    watch = h.zk.watch_topic_partition_states
+
+    def joined_meanwhile(partitions, on_change):  # type: ignore[no-untyped-def]
+        current = h.zk.partition_states[T0].leader_and_isr
+        h.zk.leader_writes(T0, LeaderAndIsr(current.leader, current.leader_epoch, (1, 2, 3), 0))
+        return watch(partitions, on_change)
+
+    h.zk.watch_topic_partition_states = joined_meanwhile  # type: ignore[method-assign]
+    assert h.handlers.reassignments.process_zk_partition_reassignment() == {T0}
+    assert h.context.partition_full_replica_assignment(T0) == ReplicaAssignment((2, 3))
+    assert leader_of(h, T0).leader == 2
     assert h.zk.reassignment is None and h.context.partitions_being_reassigned == set()
 
 
