@@ -40,7 +40,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -630,7 +630,10 @@ class LogCleaner:
             stats.bytes_written,
         )
 
-    def remove_partition(self, directory: Path, tp: TopicPartition) -> None:
-        """Forget a deleted log's checkpoint (Kafka's `updateCheckpoints(partitionToRemove)`)."""
-        self._uncleanable.discard(tp)
-        self.manager.update_checkpoints(directory, self._current_logs().keys(), remove=tp)
+    def remove_partitions(self, directories: Iterable[Path], partitions: Iterable[TopicPartition]) -> None:
+        """Forget deleted logs: one rewrite of each of `directories`' checkpoints, which keeps only the logs
+        still there (Kafka 2.8's batched `asyncDelete` calls `updateCheckpoints(logDir)` once per dir)."""
+        self._uncleanable.difference_update(partitions)
+        live = self._current_logs().keys()
+        for directory in directories:
+            self.manager.update_checkpoints(directory, live)

@@ -202,15 +202,12 @@ class LogCleanerManager:
         directory: Path,
         live: Iterable[TopicPartition],
         update: tuple[TopicPartition, int] | None = None,
-        remove: TopicPartition | None = None,
     ) -> None:
-        """Rewrite the dir's checkpoint keeping the entries of `live` partitions, with one entry set or
-        removed (Kafka's `updateCheckpoints`)."""
+        """Rewrite the dir's checkpoint keeping the entries of `live` partitions, with one entry set
+        (Kafka's `updateCheckpoints`)."""
         keep = set(live)
         with self._lock:
             current = {tp: offset for tp, offset in self.read_checkpoint(directory).items() if tp in keep}
-            if remove is not None:
-                current.pop(remove, None)
             if update is not None:
                 current[update[0]] = update[1]
             try:

@@ -437,6 +437,7 @@ class LogManager:
         each partition that had a log, None once deleted or the failure that kept it."""
         outcome: dict[TopicPartition, LogDirFailureError | None] = {}
         directories: set[Path] = set()
+        deleted: list[TopicPartition] = []
         for tp in partitions:
             with self._lock:
                 doomed = self._logs.pop(tp, None)
@@ -457,9 +458,11 @@ class LogManager:
                 continue
             outcome[tp] = None
             directories.add(doomed.parent_dir)
-            if self.cleaner is not None and doomed.parent_dir not in self._offline:
-                self.cleaner.remove_partition(doomed.parent_dir, tp)
-        for directory in directories - self._offline:
+            deleted.append(tp)
+        online = directories - self._offline
+        if self.cleaner is not None:
+            self.cleaner.remove_partitions(online, deleted)
+        for directory in online:
             self._write_offsets(directory, REPLICATION_OFFSET_CHECKPOINT, _high_watermark)
             self._write_recovery_checkpoints(directory)
         return outcome

@@ -361,3 +361,33 @@ def test_the_log_managers_cleaner_thread_compacts_and_forgets_deleted_logs(tmp_p
     finally:
         manager.shutdown()
     assert not any(thread.is_alive() for thread in threads)
+
+
+def test_deleting_many_logs_rewrites_the_cleaner_checkpoint_once_per_dir(tmp_path: Path) -> None:
+    """Kafka 2.8's batched asyncDelete: a StopReplica deleting thousands of partitions rewrites the
+    checkpoint (temp file, fsync, rename) once, not once per partition."""
+    from kafkaops.cluster.log import LogManager
+
+    manager = LogManager(
+        [tmp_path / "d"], topic_configs={"c": {"cleanup.policy": "compact"}}, cleaner_config=CleanerConfig()
+    )
+    manager.startup()
+    try:
+        assert manager.cleaner is not None
+        for partition in range(3):
+            manager.get_or_create_log("c", partition)
+        checkpoint = tmp_path / "d" / CLEANER_OFFSET_CHECKPOINT
+        checkpoint.write_text("0\n3\nc 0 5\nc 1 6\nc 2 7\n")
+        rewrites = []
+        update = manager.cleaner.manager.update_checkpoints
+
+        def counted(*args: object, **kwargs: object) -> None:
+            rewrites.append(args[0])
+            update(*args, **kwargs)  # type: ignore[arg-type]
+
+        manager.cleaner.manager.update_checkpoints = counted  # type: ignore[method-assign]
+        manager.delete_logs([("c", 0), ("c", 1)])
+        assert rewrites == [tmp_path / "d"]
+        assert checkpoint.read_text() == "0\n1\nc 2 7\n"
+    finally:
+        manager.shutdown()
