@@ -142,7 +142,10 @@ def read_checkpoint(path: Path) -> str:
 
 def write_checkpoint(path: Path, text: str, *, durable: bool = True) -> None:
     """Replace `path` with `text` atomically: temp file, fsync, rename, fsync of the directory (the
-    fsyncs only if `durable`: the rename alone is atomic, and survives a killed process)."""
+    fsyncs only if `durable`: the rename alone is atomic, and survives a killed process). Each call
+    makes an inode and frees one: on ext4 without a journal, making one scans past every inode freed in
+    the last minutes, so thousands of rewrites in a burst cost quadratic time (6 s of a broker's network
+    thread for 3,333 leader-epoch files in a reassignment of 10,000 partitions)."""
     temp = path.with_name(path.name + ".tmp")
     with open(temp, "w", encoding="utf-8", newline="\n") as file:
         file.write(text)

@@ -38,6 +38,13 @@ class LeaderEpochCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def count_starting_before(self, offset: int) -> int:
+        """How many entries start below `offset` (a prefix: start offsets only grow)."""
+        count = len(self._entries)
+        while count and self._entries[count - 1].start_offset >= offset:
+            count -= 1
+        return count
+
     @property
     def latest_entry(self) -> EpochEntry | None:
         return self._entries[-1] if self._entries else None

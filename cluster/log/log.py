@@ -639,13 +639,15 @@ class Log:
     def assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
         """Open `epoch` at `start_offset` (a new leader, at its LEO: Kafka's `maybeAssignEpochStartOffset`)."""
         with self._lock, self._io("epoch assignment"):
-            entries = len(self._epochs)
+            below_end = self._epochs.count_starting_before(self._log_end_offset)
             if not self._epochs.assign(epoch, start_offset):
                 return
-            if start_offset >= self._log_end_offset and len(self._epochs) == entries + 1:
-                # Loading drops an entry at or past the log end (Kafka's truncateFromEnd), so the file needs
-                # this one only once a record follows it: the first append writes it. Kafka writes it now,
-                # and a leadership move of 10,000 partitions spent seconds replacing their checkpoint files.
+            if start_offset >= self._log_end_offset and len(self._epochs) - 1 >= below_end:
+                # Loading drops every entry at or past the log end (Kafka's truncateFromEnd): the new one, and
+                # any it replaced (an epoch that got no record, as when one leadership change follows another),
+                # so the file needs writing only once a record follows, if no entry below the end went: the
+                # first append writes it. Kafka writes it now, and a leadership move of 10,000 partitions spent
+                # seconds replacing their checkpoint files (each a new inode: see `write_checkpoint`).
                 self._epochs_unwritten = True
             else:
                 self._write_epochs()

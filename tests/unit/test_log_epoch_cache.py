@@ -328,13 +328,30 @@ def test_an_epoch_opened_at_the_log_end_is_written_with_its_first_record(tmp_pat
     log.append_as_leader(_batch(), 2)
     assert checkpoint.read_text() == "0\n2\n1 0\n2 1\n"
     log.assign_epoch_start_offset(3, 2)
-    log.assign_epoch_start_offset(4, 2)  # drops epoch 3's entry: written at once
-    assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n4 2\n"
+    log.assign_epoch_start_offset(4, 2)  # replaces epoch 3's entry, which got no record: at the log end too
+    assert log.epoch_entries == [EpochEntry(1, 0), EpochEntry(2, 1), EpochEntry(4, 2)]
+    assert checkpoint.read_text() == "0\n2\n1 0\n2 1\n"
+    assert Log(directory, LogConfig()).epoch_entries == [EpochEntry(1, 0), EpochEntry(2, 1)]
     log.append_as_leader(_batch(), 4)
+    assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n4 2\n"
     log.assign_epoch_start_offset(5, 3)
     log.close()  # a clean close leaves epoch 5 out too: loading drops an entry at the log end
     assert checkpoint.read_text() == "0\n3\n1 0\n2 1\n4 2\n"
     assert Log(directory, LogConfig()).epoch_entries == [EpochEntry(1, 0), EpochEntry(2, 1), EpochEntry(4, 2)]
+
+
+def test_an_epoch_assignment_that_drops_an_entry_below_the_log_end_is_written_at_once(tmp_path: Path) -> None:
+    """Loading keeps the entries below the log end: one the cache dropped must leave the file now."""
+    directory = tmp_path / "t-0"
+    checkpoint = directory / LEADER_EPOCH_CHECKPOINT
+    log = Log(directory, LogConfig())
+    log.append_as_leader(_batch(), 1)
+    log.append_as_leader(_batch(), 4)
+    assert checkpoint.read_text() == "0\n2\n1 0\n4 1\n"
+    log.assign_epoch_start_offset(3, 2)  # below the latest epoch: epoch 4's entry (offset 1) goes
+    assert log.epoch_entries == [EpochEntry(1, 0), EpochEntry(3, 2)]
+    assert checkpoint.read_text() == "0\n2\n1 0\n3 2\n"
+    log.close()
 
 
 def test_the_log_feeds_the_cache_from_appends_and_truncations(tmp_path: Path) -> None:
