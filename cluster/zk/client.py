@@ -41,6 +41,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import multi, znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
+from kafkaops.cluster.zk.handler import PollingHandler
 from kafkaops.cluster.zk.pipelined import PipelinedReader, parse_connect_string
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
@@ -133,6 +134,7 @@ class ZkClient:
         zk = KazooClient(
             hosts=hosts,
             timeout=self._session_timeout_s,
+            handler=PollingHandler(),
             auth_data=[self.credentials.auth_data] if self.credentials else None,
             logger=_QUIET_LOGGER,
         )
