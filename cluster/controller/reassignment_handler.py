@@ -368,7 +368,7 @@ class ReassignmentHandler:
                 current, states = states, None
             else:
                 current = self.zk.get_topic_partition_states(remaining, fresh=fresh)
-                fresh = True  # after a BADVERSION, read on the session that writes
+            fresh = True  # after a BADVERSION, read on the session that writes
             writes: list[tuple[TopicPartition, LeaderAndIsr]] = []
             for tp in remaining:
                 state = current[tp]

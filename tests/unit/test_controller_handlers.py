@@ -444,6 +444,20 @@ def test_a_target_replica_that_joins_the_isr_while_the_reassignment_starts_compl
     assert h.zk.reassignment is None and h.context.partitions_being_reassigned == set()
 
 
+def test_a_leader_write_racing_the_epoch_bump_is_read_again_on_the_writing_session() -> None:
+    """Phase A bumps the epoch from the states just read; a leader's ISR write in between loses it the
+    race (BADVERSION), and the retry reads on the session that writes (fresh), not the bulk connection."""
+    h = Harness()
+    h.live_brokers(1, 2, 3)
+    h.topic("t", {0: [1, 2]})
+    h.zk.reassignment = ({T0: (2, 3)}, 0)
+    h.zk.concurrent_writes[T0] = LeaderAndIsr(1, 0, (1, 2), 0)
+    assert h.handlers.reassignments.process_zk_partition_reassignment() == {T0}
+    reads = [args for name, args in h.zk.calls if name == "get_topic_partition_states"]
+    assert [fresh for _, fresh in reads] == [False, True]
+    assert leader_of(h, T0).leader_epoch == 1
+
+
 def test_reassignment_entries_that_cannot_start_are_removed_from_the_znode() -> None:
     h = Harness()
     h.live_brokers(1, 2)
