@@ -153,8 +153,9 @@ def decode_request(payload: Buffer) -> Request:
         raise InvalidRequestError(f"malformed request: {exc.message}") from exc
 
 
-def encode_request(header: RequestHeader, body: Mapping[str, Any]) -> bytes:
-    """A request frame's payload. Raises EncodeError, or UnsupportedVersionError for a version we lack."""
+def encode_request(header: RequestHeader, body: Mapping[str, Any], encoded_body: bytes | None = None) -> bytes:
+    """A request frame's payload; `encoded_body`, if given, is `body` as `encode_request_body` encoded it
+    already. Raises EncodeError, or UnsupportedVersionError for a version we lack."""
     out: list[bytes] = []
     header_fields = {
         "request_api_key": header.api_key,
@@ -163,7 +164,17 @@ def encode_request(header: RequestHeader, body: Mapping[str, Any]) -> bytes:
         "client_id": header.client_id,
     }
     REQUEST_HEADER.encode_into(header_fields, request_header_version(header.api_key, header.api_version), out)
-    REQUESTS[_api_key(header.api_key)].encode_into(body, header.api_version, out)
+    if encoded_body is None:
+        REQUESTS[_api_key(header.api_key)].encode_into(body, header.api_version, out)
+    else:
+        out.append(encoded_body)
+    return b"".join(out)
+
+
+def encode_request_body(api_key: int, api_version: int, body: Mapping[str, Any]) -> bytes:
+    """A request's body alone (`encode_request` puts a header before it)."""
+    out: list[bytes] = []
+    REQUESTS[_api_key(api_key)].encode_into(body, api_version, out)
     return b"".join(out)
 
 

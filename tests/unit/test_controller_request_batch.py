@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch
+from kafkaops.cluster.protocol.messages import RequestHeader, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
@@ -21,17 +22,28 @@ class _WatchingChannel:
     def __init__(self, sink: RecordingSink) -> None:
         self.sink = sink
         self.queued: list[tuple[int, ApiKey, int]] = []
+        self.payloads: list[tuple[bytes, bytes]] = []
 
     def send(
-        self, broker_id: int, api_key: ApiKey, version: int, body: dict[str, Any], callback: object = None
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: object = None,
+        encoded: bytes | None = None,
     ) -> bool:
         self.queued.append((broker_id, api_key, len(self.sink.entries)))
+        header = RequestHeader(api_key, version, 7, "controller-5")
+        # what the send thread writes, against encoding the body there as it used to
+        self.payloads.append((encode_request(header, body, encoded), encode_request(header, body)))
         return True
 
 
 def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() -> None:
-    """A send thread encoding its request holds the GIL: none may start while the event thread still builds
-    the others. Each broker still gets LeaderAndIsr, then UpdateMetadata, then StopReplica."""
+    """Encoding holds the GIL: the event thread encodes each request once all are built, LeaderAndIsr
+    first, and a send thread only writes it. Each broker gets LeaderAndIsr, then UpdateMetadata, then
+    StopReplica; the bytes are those the send thread would have encoded."""
     state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 4), 9)
     batch = ControllerBrokerRequestBatch(5)
     for tp in (A, B):
@@ -53,6 +65,8 @@ def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() ->
     )
     written = len(sink.entries)
     assert all(seen == written for _, _, seen in channel.queued)  # nothing queued before the last was built
+    assert [api for _, api, _ in channel.queued][:2] == [ApiKey.LEADER_AND_ISR, ApiKey.LEADER_AND_ISR]
+    assert all(sent == expected for sent, expected in channel.payloads)
     by_broker = {b: [api for broker_id, api, _ in channel.queued if broker_id == b] for b in (1, 2)}
     assert by_broker == {
         1: [ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA],

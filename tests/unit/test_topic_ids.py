@@ -42,7 +42,13 @@ class _RecordingChannel:
         self.sent: list[tuple[int, ApiKey, int, dict[str, Any]]] = []
 
     def send(
-        self, broker_id: int, api_key: ApiKey, version: int, body: dict[str, Any], callback: object = None
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: object = None,
+        encoded: bytes | None = None,
     ) -> bool:
         self.sent.append((broker_id, api_key, version, body))
         return True
@@ -129,6 +135,8 @@ def test_the_cache_keeps_ids_until_the_topic_goes_and_metadata_v10_answers_them(
         ]
 
     deleting = _update_metadata_sent({"a": TEXT_ID})[0][3]
+    # a plain copy: the sent request's shared states hold the bytes they were encoded to, and must not change
+    deleting["topic_states"] = list(deleting["topic_states"])
     for topic in deleting["topic_states"]:
         for state in topic["partition_states"]:
             state["leader"] = -2  # LeaderDuringDelete
