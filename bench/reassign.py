@@ -71,6 +71,7 @@ from kafkaops.cluster.local.processes import raise_open_files_limit
 from kafkaops.cluster.local.profiling import Profiler, py_spy
 from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
+from kafkaops.cluster.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient, Op
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
@@ -373,7 +374,7 @@ def raw_ceiling(zk: KafkaZkClient, count: int) -> float:
     return raw_s
 
 
-LOG_FILES = ("00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex")
+LOG_FILES = tuple(segment_file_name(0, suffix) for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX))
 PROBE_LOGS = 100
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
@@ -26,6 +27,7 @@ from kafkaops.cluster.controller.controller_zk_client import (
     UpdateLeaderAndIsrResult,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog, Level, StateChangeEntry
 from kafkaops.cluster.zk.client import PartitionStateRead
 from kafkaops.cluster.zk.values import (
@@ -458,3 +460,40 @@ class Harness:
                 for r in replicas:
                     ctx.put_replica_state(PartitionReplica(tp, r), ReplicaState.ONLINE)
         return tps
+
+
+@dataclass(frozen=True)
+class QueuedRequest:
+    """One request as `send_requests_to_brokers` queued it, with how many state-change entries had been
+    written by then."""
+
+    broker_id: int
+    api_key: ApiKey
+    version: int
+    body: dict[str, Any]
+    encoded: bytes | None
+    entries_written: int
+
+
+class RecordingRequestChannel:
+    """The channel manager under `ControllerBrokerRequestBatch.send_requests_to_brokers`: records each
+    request queued to a send thread instead of sending it."""
+
+    listener_name = "PLAINTEXT"
+
+    def __init__(self, sink: RecordingSink | None = None) -> None:
+        self.sink = sink
+        self.queued: list[QueuedRequest] = []
+
+    def send(
+        self,
+        broker_id: int,
+        api_key: ApiKey,
+        version: int,
+        body: dict[str, Any],
+        callback: object = None,
+        encoded: bytes | None = None,
+    ) -> bool:
+        written = len(self.sink.entries) if self.sink is not None else 0
+        self.queued.append(QueuedRequest(broker_id, api_key, version, body, encoded, written))
+        return True

@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kafkaops.cluster.controller.channel import ControllerBrokerRequestBatch
 from kafkaops.cluster.protocol.messages import RequestHeader, encode_request
 from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.state_change_log import ControllerLog
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
-from tests.unit.controller_fakes import RecordingSink, broker
+from tests.unit.controller_fakes import RecordingRequestChannel, RecordingSink, broker
 
 A, B = TopicPartition("a", 0), TopicPartition("b", 1)
-
-
-class _WatchingChannel:
-    """Records each queued request with how many state-change entries were written by then."""
-
-    listener_name = "PLAINTEXT"
-
-    def __init__(self, sink: RecordingSink) -> None:
-        self.sink = sink
-        self.queued: list[tuple[int, ApiKey, int]] = []
-        self.payloads: list[tuple[bytes, bytes]] = []
-
-    def send(
-        self,
-        broker_id: int,
-        api_key: ApiKey,
-        version: int,
-        body: dict[str, Any],
-        callback: object = None,
-        encoded: bytes | None = None,
-    ) -> bool:
-        self.queued.append((broker_id, api_key, len(self.sink.entries)))
-        header = RequestHeader(api_key, version, 7, "controller-5")
-        # what the send thread writes, against encoding the body there as it used to
-        self.payloads.append((encode_request(header, body, encoded), encode_request(header, body)))
-        return True
 
 
 def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() -> None:
@@ -51,7 +23,7 @@ def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() ->
     batch.add_update_metadata([1, 2], [A, B])
     batch.add_stop_replica([2], A, delete=False)
     sink = RecordingSink()
-    channel = _WatchingChannel(sink)
+    channel = RecordingRequestChannel(sink)
     batch.send_requests_to_brokers(
         9,
         channel,  # type: ignore[arg-type]
@@ -64,10 +36,13 @@ def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() ->
         sink,
     )
     written = len(sink.entries)
-    assert all(seen == written for _, _, seen in channel.queued)  # nothing queued before the last was built
-    assert [api for _, api, _ in channel.queued][:2] == [ApiKey.LEADER_AND_ISR, ApiKey.LEADER_AND_ISR]
-    assert all(sent == expected for sent, expected in channel.payloads)
-    by_broker = {b: [api for broker_id, api, _ in channel.queued if broker_id == b] for b in (1, 2)}
+    assert all(q.entries_written == written for q in channel.queued)  # nothing queued before the last was built
+    assert [q.api_key for q in channel.queued][:2] == [ApiKey.LEADER_AND_ISR, ApiKey.LEADER_AND_ISR]
+    # what the send thread writes, against encoding the body there as it used to
+    for q in channel.queued:
+        header = RequestHeader(q.api_key, q.version, 7, "controller-5")
+        assert encode_request(header, q.body, q.encoded) == encode_request(header, q.body)
+    by_broker = {b: [q.api_key for q in channel.queued if q.broker_id == b] for b in (1, 2)}
     assert by_broker == {
         1: [ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA],
         2: [ApiKey.LEADER_AND_ISR, ApiKey.UPDATE_METADATA, ApiKey.STOP_REPLICA],

@@ -29,35 +29,16 @@ from kafkaops.cluster.zk.values import (
     kafka_uuid_text,
     new_kafka_uuid,
 )
-from tests.unit.controller_fakes import RecordingSink, broker
+from tests.unit.controller_fakes import RecordingRequestChannel, RecordingSink, broker
 
 TEXT_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # Kafka's text of the UUID 0x...01
 A, B = TopicPartition("a", 0), TopicPartition("b", 0)
 
 
-class _RecordingChannel:
-    listener_name = "PLAINTEXT"
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[int, ApiKey, int, dict[str, Any]]] = []
-
-    def send(
-        self,
-        broker_id: int,
-        api_key: ApiKey,
-        version: int,
-        body: dict[str, Any],
-        callback: object = None,
-        encoded: bytes | None = None,
-    ) -> bool:
-        self.sent.append((broker_id, api_key, version, body))
-        return True
-
-
 def _update_metadata_sent(topic_ids: dict[str, str]) -> list[tuple[int, ApiKey, int, dict[str, Any]]]:
     batch = ControllerBrokerRequestBatch(5)
     batch.add_update_metadata([1, 2], [A, B])
-    channel = _RecordingChannel()
+    channel = RecordingRequestChannel()
     state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 4), 9)
     batch.send_requests_to_brokers(
         9,
@@ -71,7 +52,7 @@ def _update_metadata_sent(topic_ids: dict[str, str]) -> list[tuple[int, ApiKey, 
         RecordingSink(),
         topic_ids=topic_ids,
     )
-    return channel.sent
+    return [(q.broker_id, q.api_key, q.version, q.body) for q in channel.queued]
 
 
 def _wire(version: int, body: dict[str, Any]) -> dict[str, Any]:
