@@ -204,6 +204,7 @@ def _live_consumer_document(ctx: ChaosContext) -> dict[str, Any] | None:
         "read": len(consumer.seen),
         "errors": dict(consumer.errors),
         "last_error": consumer.last_error,
+        "replaced": consumer.restarts,
         "error": repr(consumer.error) if consumer.error else None,
         "partitions_at_the_end": consumer.partition_states(),
     }

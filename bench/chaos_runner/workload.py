@@ -9,6 +9,7 @@ sends pending prints `KafkaTimeoutError` tracebacks from its `__del__` when the 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import logging
 import threading
@@ -282,10 +283,27 @@ class ConsumerThread:
         self._thread.join(30)
 
 
+STATISTICS_INTERVAL_MS = 1000
+"""How often librdkafka's main thread hands the live consumer its statistics."""
+
+WEDGED_AFTER_S = 15.0
+"""No statistics for this long while the live consumer polls: librdkafka's main thread is stuck (below)."""
+
+
 class LiveConsumer(ConsumerThread):
     """A confluent-kafka consumer reading `partitions` from the beginning for as long as it runs (explicit
     assignment), remembering the value it read at every (topic, partition, offset); a different value read
-    again at an offset is a conflict (the log changed under an offset a consumer had read)."""
+    again at an offset is a conflict (the log changed under an offset a consumer had read).
+
+    librdkafka 2.16 can deadlock its main thread when a broker leaves the cluster's metadata while an
+    OffsetForLeaderEpoch request to it is in flight (confluentinc/librdkafka#5476: the request fails with
+    "Broker handle destroyed", and the main thread and the decommissioned broker's thread take the handle's
+    lock and the partition's lock in opposite orders), as when a broker is bounced under a consumer.
+    Fetches already delegated go on; metadata, offset validation and statistics stop for good, so
+    partitions whose leader moves are never read again. The statistics show it: when none come for
+    `WEDGED_AFTER_S` while it polls, the consumer is left behind (never closed nor freed: that waits
+    forever on the same lock) and a new one reads on from the next offset of every partition
+    (`restarts`)."""
 
     def __init__(
         self,
@@ -296,9 +314,9 @@ class LiveConsumer(ConsumerThread):
         settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.debug_log = debug_log
+        """Where librdkafka's `debug=metadata,topic,fetch` lines go, if anywhere."""
         self.settings = dict(settings or {})
         """confluent-kafka settings on top of the consumer's (security: `librdkafka_settings`)."""
-        """Where librdkafka's `debug=metadata,topic,fetch` lines go, if anywhere."""
         self.seen: dict[tuple[str, int, int], bytes] = {}
         """Written by the consumer's thread: `read()` copies it while it runs."""
         self.reread_conflicts: list[tuple[str, int, int, bytes, bytes]] = []
@@ -308,7 +326,10 @@ class LiveConsumer(ConsumerThread):
         """The last five of them, `<topic>-<partition>: <text>`."""
         self.error: BaseException | None = None
         self.stats: dict[str, Any] = {}
-        """librdkafka's latest statistics (every 10 s): each partition's fetch state, leader, offsets."""
+        """librdkafka's latest statistics: each partition's fetch state, leader, offsets."""
+        self.restarts = 0
+        """Consumers left behind with a stuck librdkafka main thread and replaced (see above)."""
+        self._stats_at = time.monotonic()
         self._bootstrap = bootstrap
         self._group_id = group_id
         self._partitions = list(partitions)
@@ -328,47 +349,83 @@ class LiveConsumer(ConsumerThread):
 
     def _settings(self) -> dict[str, Any]:
         def keep_stats(document: str) -> None:
+            self._stats_at = time.monotonic()
             with contextlib.suppress(ValueError):
                 self.stats = json.loads(document)
 
-        extra: dict[str, Any] = {**self.settings, "statistics.interval.ms": 10000, "stats_cb": keep_stats}
+        extra: dict[str, Any] = {
+            **self.settings,
+            "statistics.interval.ms": STATISTICS_INTERVAL_MS,
+            "stats_cb": keep_stats,
+        }
         if self.debug_log is not None:
             extra.update(librdkafka_debug(self.debug_log, "metadata,topic,fetch"))
         return confluent_settings(self._bootstrap, extra, self._group_id)
 
     def _run(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer
+        from confluent_kafka import Consumer
+
+        while not self._stop.is_set():
+            try:
+                consumer = Consumer(self._settings())
+            except BaseException as error:  # noqa: BLE001 - reported by stop()
+                self.error = error
+                return
+            wedged = False
+            try:
+                consumer.assign(self._assignment())
+                wedged = self._read(consumer)
+            except BaseException as error:  # noqa: BLE001 - reported by stop()
+                self.error = error
+                return
+            finally:
+                if wedged:
+                    _leave_behind(consumer)
+                else:
+                    with contextlib.suppress(Exception):
+                        consumer.close()
+
+    def _assignment(self) -> list[Any]:
+        """Every partition at the offset after the last one read, from the beginning where none was."""
+        from confluent_kafka import OFFSET_BEGINNING
         from confluent_kafka import TopicPartition as CTopicPartition
 
-        try:
-            consumer = Consumer(self._settings())
-        except BaseException as error:  # noqa: BLE001 - reported by stop()
-            self.error = error
-            return
-        try:
-            consumer.assign([CTopicPartition(t, p, OFFSET_BEGINNING) for t, p in self._partitions])
-            while not self._stop.is_set():
-                for message in consumer.consume(num_messages=500, timeout=0.2):
-                    problem = message.error()
-                    if problem is not None:
-                        self.errors[problem.name()] += 1
-                        self.last_errors = [
-                            *self.last_errors[-4:],
-                            f"{message.topic()}-{message.partition()}: {problem.str()}",
-                        ]
-                        continue
-                    key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
-                    value = message.value() or b""
-                    with self._lock:
-                        before = self.seen.get(key)
-                        if before is not None and before != value:
-                            self.reread_conflicts.append((*key, before, value))
-                        self.seen[key] = value
-        except BaseException as error:  # noqa: BLE001 - reported by stop()
-            self.error = error
-        finally:
-            with contextlib.suppress(Exception):
-                consumer.close()
+        last: dict[tuple[str, int], int] = {}
+        for topic, partition, offset in self.read():
+            last[(topic, partition)] = max(offset, last.get((topic, partition), -1))
+        return [
+            CTopicPartition(t, p, last[(t, p)] + 1 if (t, p) in last else OFFSET_BEGINNING) for t, p in self._partitions
+        ]
+
+    def _read(self, consumer: Any) -> bool:
+        """Read until told to stop (False) or until librdkafka's main thread is stuck (True)."""
+        self._stats_at = time.monotonic()
+        while not self._stop.is_set():
+            if time.monotonic() - self._stats_at > WEDGED_AFTER_S:
+                self.restarts += 1
+                self.last_errors = [
+                    *self.last_errors[-4:],
+                    f"no statistics for {WEDGED_AFTER_S:.0f} s: librdkafka's main thread is stuck; a new consumer "
+                    "reads on",
+                ]
+                return True
+            for message in consumer.consume(num_messages=500, timeout=0.2):
+                problem = message.error()
+                if problem is not None:
+                    self.errors[problem.name()] += 1
+                    self.last_errors = [
+                        *self.last_errors[-4:],
+                        f"{message.topic()}-{message.partition()}: {problem.str()}",
+                    ]
+                    continue
+                key = (str(message.topic()), int(message.partition() or 0), int(message.offset() or 0))
+                value = message.value() or b""
+                with self._lock:
+                    before = self.seen.get(key)
+                    if before is not None and before != value:
+                        self.reread_conflicts.append((*key, before, value))
+                    self.seen[key] = value
+        return False
 
     def partition_states(self) -> str:
         """Each assigned partition as librdkafka last described it: fetch state, leader, next offset, the
@@ -383,6 +440,13 @@ class LiveConsumer(ConsumerThread):
                     f"next {info.get('next_offset')} hw {info.get('hi_offset')} epoch {info.get('leader_epoch')}"
                 )
         return "; ".join(shown) or "no statistics yet"
+
+
+def _leave_behind(consumer: Any) -> None:
+    """Keep a consumer whose librdkafka is stuck from ever being freed: freeing it calls `rd_kafka_destroy`,
+    which waits forever for the lock the stuck threads hold, and would hang whoever dropped the last
+    reference (at the latest the interpreter at exit). Its threads stay, idle but for reconnecting."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(consumer))
 
 
 COMMIT_GROUP = "kafkaops-chaos-commits"

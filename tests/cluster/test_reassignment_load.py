@@ -5,10 +5,10 @@
   shuffles the replica sets between the partitions, with an idempotent acks=all producer and a consumer
   running throughout. Variants: brokers 0 and 2 bounced with SIGTERM while the move runs (Kafka's test
   bounces every other broker), the controller killed with SIGKILL and restarted at once while the move
-  runs, and the log start offset above 0 (old records deleted by retention before the move, as Kafka's
-  test does). Pass: `--verify --wait` exits 0 with every partition complete, every acknowledged value is
-  consumed exactly once at the offset it was acknowledged at, and `replica-verification --once --time -2`
-  finds lag 0.
+  runs (both with `--throttle`, which keeps the move running while they are bounced), and the log start
+  offset above 0 (old records deleted by retention before the move, as Kafka's test does). Pass: `--verify
+  --wait` exits 0 with every partition complete, every acknowledged value is consumed exactly once at the
+  offset it was acknowledged at, and `replica-verification --once --time -2` finds lag 0.
 * Throttle: a move of B bytes at `--throttle R` takes at least 0.9 × B / R.
 * Cancel: the original replicas come back and the adding replicas' directories leave the new brokers.
 """
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import random
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from kafkaops.admin.assignment import JavaRandom
 from kafkaops.admin.kafka_client import KafkaClient, RawFetchResult
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.waiting import wait_for
+from kafkaops.cluster.protocol.schemas import ApiKey
 from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
@@ -139,16 +141,82 @@ def log_bytes(local: LocalCluster, broker_id: int, topic: str, partition: int) -
 def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[dict[int, int], dict[int, int]]:
     """ListOffsets -2 and -1 of every partition, from its leader (kafka-python)."""
     from kafka import KafkaConsumer
+    from kafka.errors import KafkaTimeoutError
     from kafka.structs import TopicPartition as KTopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, request_timeout_ms=15000)
+    client_log = RecentLines()
+    logging.getLogger("kafka").addHandler(client_log)
     try:
         tps = [KTopicPartition(topic, p) for p in range(partitions)]
         earliest = consumer.beginning_offsets(tps)
         latest = consumer.end_offsets(tps)
         return {tp.partition: o for tp, o in earliest.items()}, {tp.partition: o for tp, o in latest.items()}
+    except KafkaTimeoutError as timeout:
+        raise AssertionError(
+            f"{timeout}\nkafka-python's last lines:\n{client_log.text()}\n{list_offsets_everywhere(bootstrap, topic)}"
+        ) from timeout
     finally:
+        logging.getLogger("kafka").removeHandler(client_log)
         consumer.close()
+
+
+class RecentLines(logging.Handler):
+    """The last `keep` lines a logger wrote, at every level (pytest shows only warnings and above)."""
+
+    def __init__(self, keep: int = 40) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: deque[str] = deque(maxlen=keep)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.name}: {record.getMessage()}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def list_offsets_everywhere(bootstrap: str, topic: str) -> str:
+    """Each broker's view of `topic`: the leader and epoch its metadata names per partition, and its own
+    answer to ListOffsets -2 (an error code where it refuses), for diagnosing a client that got no offset."""
+    metadata = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
+    lines = []
+    with KafkaClient(bootstrap, request_timeout_ms=5000) as client:
+        for broker in sorted(client.metadata([]).brokers):
+            try:
+                _, answer = client.broker_request(broker, ApiKey.METADATA, metadata)
+                leaders = {
+                    p["partition_index"]: (p["error_code"], p["leader_id"], p.get("leader_epoch"))
+                    for t in answer["topics"]
+                    for p in t["partitions"]
+                }
+                _, listed = client.broker_request(
+                    broker,
+                    ApiKey.LIST_OFFSETS,
+                    {
+                        "replica_id": -1,
+                        "isolation_level": 0,
+                        "topics": [
+                            {
+                                "name": topic,
+                                "partitions": [
+                                    {"partition_index": p, "current_leader_epoch": -1, "timestamp": -2}
+                                    for p in sorted(leaders)
+                                ],
+                            }
+                        ],
+                    },
+                )
+                offsets = {
+                    p["partition_index"]: (p["error_code"], p["offset"]) for p in listed["topics"][0]["partitions"]
+                }
+            except Exception as error:  # noqa: BLE001 - a diagnosis: show what went wrong and go on
+                lines.append(f"broker {broker}: {error!r}")
+                continue
+            lines.append(
+                f"broker {broker}: partition → (metadata error, leader, epoch; ListOffsets error, offset) "
+                + ", ".join(f"{p}: {leaders[p]}; {offsets.get(p)}" for p in sorted(leaders))
+            )
+    return "\n".join(lines)
 
 
 def cluster_logs(local: LocalCluster, lines: int = 25) -> str:
@@ -174,6 +242,10 @@ class LiveConsumer:
         self._reader = workload.LiveConsumer(
             bootstrap, [(topic, p) for p in range(partitions)], group_id="reassignment-load"
         )
+
+    @property
+    def restarts(self) -> int:
+        return self._reader.restarts
 
     @property
     def seen(self) -> dict[tuple[int, int], bytes]:
@@ -203,7 +275,8 @@ class LiveConsumer:
         behind = self.behind(ends)
         assert not behind, (
             f"the consumer did not read to the end within {timeout_s:.0f} s: partition → (last offset read, end) "
-            f"{behind}; its errors: {dict(reader.errors)} {reader.last_errors}"
+            f"{behind}; its errors: {dict(reader.errors)} {reader.last_errors}; librdkafka's view: "
+            f"{reader.partition_states()}"
         )
 
     def close(self) -> None:
@@ -264,6 +337,10 @@ VARIANTS = ("steady", "clean-bounce", "hard-bounce", "log-start")
 PLAN_SEED = 5
 PREFILL = 40  # records per partition, acks=all, before the move: data for the new replicas to copy
 PREFILL_BYTES = 5000
+BOUNCE_THROTTLE = 100_000
+"""`--throttle` (bytes/s per broker) in the bounce variants: copying the prefill (200 kB per new replica) then
+takes seconds, so the brokers go down while the move runs; unthrottled it can be over before the first one is
+stopped. Far above the load producer's bytes per second into the moving partitions, so the move still ends."""
 SEED_RECORDS = 10  # per partition, stamped 1970: retention deletes them before the move
 OLD = b"old/"
 
@@ -375,7 +452,7 @@ def run_under_load(
     stray = check_replicas_after_move(local, cli_env, before, plan, bounced, (earliest, latest), log_start, phase)
     return (
         f"{len(producer.acked)} acks while moving (+{PARTITIONS * PREFILL} before), failed {dict(producer.failed)}, "
-        f"bounced {bounced}, stray logs {stray}"
+        f"bounced {bounced}, stray logs {stray}, consumers replaced {consumer.restarts}"
     )
 
 
@@ -391,10 +468,12 @@ def execute_and_bounce(
     """`--execute` the plan; in the bounce variants, bounce brokers once every partition is moving. Returns the
     brokers bounced."""
     bounced: list[int] = []
+    bounce = variant.endswith("bounce")
+    throttle = ["--throttle", str(BOUNCE_THROTTLE)] if bounce else []
     # --execute as a process of its own: the bounces start as soon as the move does, not when the
     # command has exited (on a loaded machine its exit can come after a short move's end)
     execution = subprocess.Popen(
-        [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file)],
+        [KAFKAOPS, "reassign-partitions", "--execute", "--reassignment-json-file", str(plan_file), *throttle],
         env=cli_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -410,7 +489,7 @@ def execute_and_bounce(
             out, err = execution.communicate()
             raise AssertionError(f"--execute exited {execution.returncode}: {err}{out}")
         phase("every partition moving")
-        if variant.endswith("bounce"):
+        if bounce:
             assert reassignment_active(zk, TOPIC), "the move was over before the first broker was stopped"
             hard = variant == "hard-bounce"
             controller = local.status().controller_id
