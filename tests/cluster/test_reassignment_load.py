@@ -139,26 +139,44 @@ def log_bytes(local: LocalCluster, broker_id: int, topic: str, partition: int) -
 
 
 def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[dict[int, int], dict[int, int]]:
-    """ListOffsets -2 and -1 of every partition, from its leader (kafka-python)."""
+    """ListOffsets -2 and -1 of every partition, from its leader (kafka-python).
+
+    kafka-python 3.0.12 retries a partition whose leader answers NOT_LEADER_OR_FOLLOWER at the same broker
+    without refreshing its metadata (the Java client's KAFKA-9159, fixed there in 2.5), so a leader moved
+    after its first metadata (the controller's preferred-leader check runs every second in these tests, and
+    moves leaders right after a reassignment) makes it time out. A new consumer, with new metadata, then
+    asks again; after three, the error names what each broker answers."""
     from kafka import KafkaConsumer
     from kafka.errors import KafkaTimeoutError
     from kafka.structs import TopicPartition as KTopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, request_timeout_ms=15000)
+    tps = [KTopicPartition(topic, p) for p in range(partitions)]
+    fetcher_log = logging.getLogger("kafka.consumer.fetcher")
     client_log = RecentLines()
-    logging.getLogger("kafka").addHandler(client_log)
+    level, propagate = fetcher_log.level, fetcher_log.propagate
+    fetcher_log.addHandler(client_log)
+    fetcher_log.setLevel(logging.DEBUG)  # its retries are debug lines; kept here, not sent to pytest
+    fetcher_log.propagate = False
     try:
-        tps = [KTopicPartition(topic, p) for p in range(partitions)]
-        earliest = consumer.beginning_offsets(tps)
-        latest = consumer.end_offsets(tps)
-        return {tp.partition: o for tp, o in earliest.items()}, {tp.partition: o for tp, o in latest.items()}
-    except KafkaTimeoutError as timeout:
-        raise AssertionError(
-            f"{timeout}\nkafka-python's last lines:\n{client_log.text()}\n{list_offsets_everywhere(bootstrap, topic)}"
-        ) from timeout
+        for attempt in range(3):
+            consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, request_timeout_ms=15000)
+            try:
+                earliest = consumer.beginning_offsets(tps, timeout_ms=5000)
+                latest = consumer.end_offsets(tps, timeout_ms=5000)
+                return {tp.partition: o for tp, o in earliest.items()}, {tp.partition: o for tp, o in latest.items()}
+            except KafkaTimeoutError as timeout:
+                if attempt == 2:
+                    raise AssertionError(
+                        f"{timeout} (three consumers)\nkafka-python's last lines:\n{client_log.text()}\n"
+                        f"{list_offsets_everywhere(bootstrap, topic)}"
+                    ) from timeout
+            finally:
+                consumer.close()
+        raise AssertionError("unreachable")
     finally:
-        logging.getLogger("kafka").removeHandler(client_log)
-        consumer.close()
+        fetcher_log.removeHandler(client_log)
+        fetcher_log.setLevel(level)
+        fetcher_log.propagate = propagate
 
 
 class RecentLines(logging.Handler):
