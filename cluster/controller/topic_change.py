@@ -42,8 +42,12 @@ class TopicChangeHandler:
         self.watch_topic = watch_topic
 
     def process_topic_change(self) -> None:
-        """The children of `/brokers/topics` changed: forget deleted topics, bring new ones online. A
-        malformed new topic znode raises MalformedZNodeError before anything is done for the new topics."""
+        """The children of `/brokers/topics` changed: forget deleted topics, bring new ones online.
+
+        A new topic whose znode is malformed is logged and left without partitions, watched like the others:
+        once its znode is repaired, the change creates them (`process_partition_modifications`). Kafka 2.8
+        throws there, after it has recorded every new topic as known, so the well-formed topics created
+        alongside it are never brought online either."""
         ctx = self.context
         topics = set(self.zk.get_all_topics())
         new_topics = sorted(topics - ctx.all_topics)
@@ -59,12 +63,13 @@ class TopicChangeHandler:
             entry = found.get(topic)
             if entry is None:
                 continue
+            self.watch_topic(topic)
             if isinstance(entry[0], MalformedZNodeError):
-                raise entry[0]
+                log.error("Ignoring new topic %s until its znode changes: %s", topic, entry[0])
+                continue
             assignments[topic] = entry[0]
         new_partitions = []
         for topic, assignment in assignments.items():
-            self.watch_topic(topic)
             for partition, replica_assignment in sorted(assignment.partitions.items()):
                 tp = TopicPartition(topic, partition)
                 ctx.update_partition_full_replica_assignment(tp, replica_assignment)
@@ -112,6 +117,8 @@ class TopicChangeHandler:
             tp = TopicPartition(topic, partition)
             ctx.update_partition_full_replica_assignment(tp, assignment.partitions[partition])
             new_partitions.append(tp)
+        if not known:  # a topic whose znode was malformed when it appeared, repaired since
+            self.assign_topic_ids([topic])
         self.on_new_partition_creation(new_partitions)
 
     def _restore_partition_replica_assignment(

@@ -59,6 +59,15 @@ def test_malformed_intents_are_dropped_and_the_controller_goes_on(cluster, zk):
     zk.create(znodes.TopicZNode.path("inconsistent"), b'{"version":1,"partitions":{"0":[0,1],"1":[0]}}')
     admin_topics.create_topic(zk, "fine", 2, 2, None, {}, rng=JavaRandom(1))
     wait_for(lambda: all(state(zk, "fine", p) is not None for p in range(2)))
+    # a malformed topic and a good one in one transaction: one topic change sees both (Kafka 2.8 then
+    # brings neither online); the good one comes online, the malformed one once its znode is repaired
+    both = zk.kazoo.transaction()
+    both.create(znodes.TopicZNode.path("broken"), b'{"version":1,"partitions":{"0":"x"}}')
+    both.create(znodes.TopicZNode.path("beside"), znodes.TopicZNode.encode_replicas({0: [0, 1]}))
+    assert all(result is True or isinstance(result, str) for result in both.commit())
+    wait_for(lambda: state(zk, "beside", 0) is not None)
+    zk.kazoo.set(znodes.TopicZNode.path("broken"), znodes.TopicZNode.encode_replicas({0: [1, 0]}))
+    wait_for(lambda: state(zk, "broken", 0) is not None)
     assert local.status().controller_id == controller  # still the same controller, still acting
     assert all(local.broker_pid(b) is not None for b in (0, 1))
 
