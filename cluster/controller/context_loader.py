@@ -11,7 +11,7 @@ Runs on the controller's event thread.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.controller.broker_change import read_live_brokers
@@ -23,12 +23,15 @@ log = logging.getLogger("kafkaops.controller")
 
 
 def initialize_controller_context(
-    context: ControllerContext, zk: ContextLoadZkClient, watch_topic: Callable[[str], None]
+    context: ControllerContext, zk: ContextLoadZkClient, watch_topics: Callable[[Sequence[str]], None]
 ) -> list[str]:
     """Fill a new context with the live brokers, topics, assignments, reassignments under way and
-    leaders; `watch_topic` is called for each topic loaded. Returns the topics loaded."""
+    leaders; `watch_topics` is called with every topic before their znodes are read (a change after the
+    read fires). A topic whose znode is malformed is known without partitions until its znode changes.
+    Returns the topics loaded."""
     context.set_live_brokers(read_live_brokers(zk))
     topics = zk.get_all_topics()
+    watch_topics(topics)
     found = zk.get_full_replica_assignments(topics)
     assignments: dict[str, TopicAssignment] = {}
     for topic in topics:
@@ -36,12 +39,12 @@ def initialize_controller_context(
         if entry is None:
             continue
         if isinstance(entry, MalformedZNodeError):
-            log.error("Ignoring topic %s: %s", topic, entry)
+            log.error("Ignoring topic %s until its znode changes: %s", topic, entry)
             continue
         assignments[topic] = entry
     partitions = [TopicPartition(t, p) for t, a in assignments.items() for p in sorted(a.partitions)]
     states = zk.get_topic_partition_states(partitions)
-    context.set_all_topics(assignments)
+    context.set_all_topics(found)
     for topic, assignment in assignments.items():
         if assignment.topic_id:
             context.topic_ids[topic] = assignment.topic_id
@@ -50,7 +53,6 @@ def initialize_controller_context(
             context.update_partition_full_replica_assignment(tp, replica_assignment)
             if replica_assignment.is_being_reassigned:
                 context.partitions_being_reassigned.add(tp)
-        watch_topic(topic)
     for tp in partitions:
         state = states[tp]
         if state is None:

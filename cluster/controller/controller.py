@@ -30,7 +30,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from kazoo.protocol.states import KazooState
+from kazoo.exceptions import KazooException
+from kazoo.protocol.states import KazooState, WatchedEvent
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafkaops.cluster.common import errors
@@ -132,10 +133,10 @@ class ControllerHandlers:
         log: ControllerLog,
         sink: StateChangeSink,
         *,
-        watch_topic: Callable[[str], None],
+        watch_topics: Callable[[Sequence[str]], None],
         on_reassignment_isr_change: Callable[[], None],
     ) -> ControllerHandlers:
-        """`watch_topic` watches a topic znode for PartitionModifications; `on_reassignment_isr_change`
+        """`watch_topics` watches topic znodes for PartitionModifications; `on_reassignment_isr_change`
         (kazoo's thread) enqueues a PartitionReassignmentIsrChange."""
         partitions = PartitionStateMachine(
             settings.broker_id,
@@ -164,7 +165,7 @@ class ControllerHandlers:
                 partitions,
                 leader_imbalance_per_broker_percentage=settings.leader_imbalance_per_broker_percentage,
             ),
-            topic_changes=TopicChangeHandler(context, zk, partitions, replicas, watch_topic),
+            topic_changes=TopicChangeHandler(context, zk, partitions, replicas, watch_topics),
             broker_changes=BrokerChangeHandler(context, zk, channel, partitions, replicas, deletion, reassignments),
             isr_changes=IsrChangeNotificationHandler(context, zk, channel, reassignments),
         )
@@ -281,12 +282,12 @@ class KafkaController:
 
         return callback
 
-    def _watch_topic(self, topic: str) -> None:
-        DataWatch(
-            self.zk.kazoo,
-            znodes.TopicZNode.path(topic),
-            self._watch(self._watch_generation, PartitionModifications(topic)),
-        )
+    def _watch_topics(self, topics: Sequence[str]) -> None:
+        """Watch the topics' znodes for PartitionModifications (Kafka's PartitionModificationsHandler), in
+        one pipelined round of requests: Kafka sets these watches with its bulk read of the topics, where
+        a kazoo DataWatch per topic waits for a read of its own (a round trip per topic at failover)."""
+        if topics:
+            self.zk.watch_many([znodes.TopicZNode.path(t) for t in topics], _TopicWatch(self, self._watch_generation))
 
     # --- the event loop ------------------------------------------------------------------------
 
@@ -421,7 +422,7 @@ class KafkaController:
             self._to_brokers,
             self.scl,
             self.sink,
-            watch_topic=self._watch_topic,
+            watch_topics=self._watch_topics,
             on_reassignment_isr_change=lambda: self.events.put(PartitionReassignmentIsrChange()),
         )
 
@@ -490,7 +491,7 @@ class KafkaController:
 
     def _initialize_context(self) -> None:
         ctx, handlers = self.context, self.handlers
-        topics = initialize_controller_context(ctx, self._zk_client, self._watch_topic)
+        topics = initialize_controller_context(ctx, self._zk_client, self._watch_topics)
         handlers.topic_changes.assign_topic_ids(topics)
         deleting = set(self._zk_client.get_topic_deletions())
         deletion = handlers.topic_deletion
@@ -631,3 +632,26 @@ class _ChannelToBrokers:
     def remove_broker(self, broker_id: int) -> None:
         if self._controller.channel is not None:
             self._controller.channel.remove_broker(broker_id)
+
+
+@dataclass(frozen=True)
+class _TopicWatch:
+    """The one-shot watch on a topic's znode (one object for every topic: the event names the path). When
+    it fires it sets itself again before queueing the event, so a change after the event's read fires
+    again; a resigned controller's watch (an older generation) stops."""
+
+    controller: KafkaController
+    generation: int
+
+    def __call__(self, event: WatchedEvent) -> None:
+        controller = self.controller
+        topic = znodes.TopicZNode.topic_of(event.path)
+        if topic is None or self.generation != controller._watch_generation:
+            return
+        kazoo = controller.zk.kazoo
+        try:
+            kazoo.retry(kazoo.exists, event.path, watch=self)  # as DataWatch sets itself again
+        except KazooException:
+            log.debug("Could not watch %s again; the session is going", event.path)
+            return
+        controller.events.put(PartitionModifications(topic))

@@ -32,14 +32,14 @@ class TopicChangeHandler:
         zk: TopicChangeZkClient,
         partition_state_machine: PartitionStateMachine,
         replica_state_machine: ReplicaStateMachine,
-        watch_topic: Callable[[str], None],
+        watch_topics: Callable[[Sequence[str]], None],
     ) -> None:
-        """`watch_topic` sets the watch on a topic's znode whose changes become PartitionModifications."""
+        """`watch_topics` sets the watches on topic znodes whose changes become PartitionModifications."""
         self.context = context
         self.zk = zk
         self.partition_state_machine = partition_state_machine
         self.replica_state_machine = replica_state_machine
-        self.watch_topic = watch_topic
+        self.watch_topics = watch_topics
 
     def process_topic_change(self) -> None:
         """The children of `/brokers/topics` changed: forget deleted topics, bring new ones online.
@@ -57,13 +57,13 @@ class TopicChangeHandler:
         ctx.set_all_topics(topics)
         if not new_topics:
             return
+        self.watch_topics(new_topics)  # before the read: a change after it fires
         found = self.zk.get_topic_znodes(new_topics)
         assignments: dict[str, TopicAssignment] = {}
         for topic in new_topics:
             entry = found.get(topic)
             if entry is None:
                 continue
-            self.watch_topic(topic)
             if isinstance(entry[0], MalformedZNodeError):
                 log.error("Ignoring new topic %s until its znode changes: %s", topic, entry[0])
                 continue

@@ -208,6 +208,12 @@ class ZkClient:
                 result[path] = None
         return result
 
+    def watch_many(self, paths: Iterable[str], watch: Callable[[WatchedEvent], object]) -> None:
+        """Leave the one-shot `watch` (called on kazoo's thread) on each path, whether its node exists or
+        not (it then fires when it is created): pipelined `exists` requests, no data read."""
+        for pending in [self._zk.exists_async(path, watch=watch) for path in paths]:
+            pending.get()
+
     def get_children_many(self, paths: Iterable[str]) -> dict[str, list[str] | None]:
         pending = [(path, self._zk.get_children_async(path)) for path in paths]
         result: dict[str, list[str] | None] = {}

@@ -358,6 +358,12 @@ class TopicZNode:
         return f"{TopicsZNode.path()}/{topic}"
 
     @staticmethod
+    def topic_of(path: str) -> str | None:
+        """The topic whose znode `path` is, or None for any other path."""
+        parts = path.split("/")
+        return parts[3] if len(parts) == 4 and parts[1:3] == ["brokers", "topics"] and parts[3] else None
+
+    @staticmethod
     def encode(partitions: Mapping[int, ReplicaAssignment], topic_id: str | None = None) -> bytes:
         def ids(select: str) -> dict[str, list[int]]:
             chosen = {str(p): list(getattr(a, select)) for p, a in sorted(partitions.items())}

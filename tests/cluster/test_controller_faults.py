@@ -68,6 +68,9 @@ def test_malformed_intents_are_dropped_and_the_controller_goes_on(cluster, zk):
     wait_for(lambda: state(zk, "beside", 0) is not None)
     zk.kazoo.set(znodes.TopicZNode.path("broken"), znodes.TopicZNode.encode_replicas({0: [1, 0]}))
     wait_for(lambda: state(zk, "broken", 0) is not None)
+    # the topic's watch was set again when it fired: a partition added next is created too
+    zk.kazoo.set(znodes.TopicZNode.path("broken"), znodes.TopicZNode.encode_replicas({0: [1, 0], 1: [0, 1]}))
+    wait_for(lambda: state(zk, "broken", 1) is not None)
     assert local.status().controller_id == controller  # still the same controller, still acting
     assert all(local.broker_pid(b) is not None for b in (0, 1))
 

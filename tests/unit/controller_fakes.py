@@ -418,7 +418,7 @@ class Harness:
             self.channel,
             ControllerLog(self.settings.broker_id, CONTROLLER_EPOCH),
             self.sink,
-            watch_topic=self.watched_topics.append,
+            watch_topics=self.watched_topics.extend,
             on_reassignment_isr_change=self._isr_changed,
         )
 

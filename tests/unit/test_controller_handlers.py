@@ -506,10 +506,12 @@ def test_context_load_reads_brokers_topics_and_states_and_leaves_out_the_unreada
     zk.unreadable_states[T1] = malformed("/brokers/topics/t/partitions/1/state")
     context = ControllerContext()
     watched: list[str] = []
-    loaded = initialize_controller_context(context, zk, watched.append)
-    assert loaded == ["moving", "t"] and watched == ["moving", "t"]
+    loaded = initialize_controller_context(context, zk, watched.extend)
+    assert loaded == ["moving", "t"] and sorted(watched) == ["bad", "moving", "t"]
     assert context.live_broker_ids == {1} and context.broker_epoch(1) == 11
-    assert context.all_topics == {"moving", "t"} and context.topic_ids == {"t": "id-t"}
+    # "bad" is known without partitions: its repaired znode's change creates them
+    assert context.all_topics == {"bad", "moving", "t"} and context.topic_ids == {"t": "id-t"}
+    assert context.partitions_for_topic("bad") == []
     assert context.partitions_being_reassigned == {TopicPartition("moving", 0)}
     assert context.partition_leadership_info(T0) == zk.partition_states[T0]
     assert context.partition_leadership_info(T1) is None
