@@ -367,7 +367,7 @@ class KafkaZkClient(ZkClient):
             found = self._get_data_bulk(paths)
             if found is not None:
                 return {
-                    tp: None if entry is None else decode_partition_state(tp, entry[0], entry[1].version)
+                    tp: None if entry is None else decode_partition_state(tp, entry[0], entry[1])
                     for tp, entry in zip(partitions, found, strict=True)
                 }
         by_path = self.get_many(paths, watch)
@@ -382,29 +382,32 @@ class KafkaZkClient(ZkClient):
         znode: multiReads on a connection of their own (see `get_topic_partition_states`), the session
         if that connection fails. A controller loading the cluster reads them all at once."""
         paths = [znodes.TopicZNode.path(t) for t in topics]
-        found = self._get_data_bulk(paths, TOPIC_ZNODES_PER_MULTI_READ)
-        if found is None:
+        found: Sequence[bytes | None]
+        bulk = self._get_data_bulk(paths, TOPIC_ZNODES_PER_MULTI_READ)
+        if bulk is None:
             by_path = self.get_many(paths)
-            found = [by_path[path] for path in paths]
+            found = [None if (entry := by_path[path]) is None else entry[0] for path in paths]
+        else:
+            found = [None if entry is None else entry[0] for entry in bulk]
         result: dict[str, TopicAssignment | MalformedZNodeError] = {}
-        for topic, entry in zip(topics, found, strict=True):
-            if entry is None:
+        for topic, data in zip(topics, found, strict=True):
+            if data is None:
                 continue
             try:
-                result[topic] = znodes.TopicZNode.decode(topic, entry[0])
+                result[topic] = znodes.TopicZNode.decode(topic, data)
             except MalformedZNodeError as error:
                 result[topic] = error
         return result
 
     def _get_data_bulk(
         self, paths: Sequence[str], ops_per_request: int | None = None
-    ) -> Sequence[tuple[bytes, Any] | None] | None:
-        """The znodes' (data, stat) by multiRead on a bulk connection; None if that connection failed."""
+    ) -> Sequence[tuple[bytes, int] | None] | None:
+        """The znodes' (data, version) by multiRead on a bulk connection; None if that connection failed."""
         try:
             with PipelinedReader(str(self.connect_string), last_zxid_seen=self._zk.last_zxid) as reader:
                 if ops_per_request is None:
-                    return reader.get_data_many(paths)
-                return reader.get_data_many(paths, ops_per_request=ops_per_request)
+                    return reader.get_data_and_versions(paths)
+                return reader.get_data_and_versions(paths, ops_per_request=ops_per_request)
         except (KafkaOpsError, OSError):
             return None
 

@@ -48,6 +48,11 @@ _REQUEST_HEADER = struct.Struct(">ii")
 _REPLY_HEADER = struct.Struct(">iqi")
 _STAT = struct.Struct(">qqqqiiiqiiq")
 MULTI_HEADER = struct.Struct(">i?i")
+_MULTI_OP = struct.Struct(">i?ii")
+"""A multiRead op's header with the length of the path after it; in the answer, a GetData result's header
+with its data length (an error result's code sits at the same place)."""
+_STAT_VERSION = 32
+"""Where a Stat's `version` is: after czxid, mzxid, ctime and mtime."""
 """A multi's (or multiRead's) per-operation header: opcode, done, err (the packed multis use it too)."""
 MULTI_DONE = MULTI_HEADER.pack(-1, True, -1)
 """The header that ends a multi."""
@@ -186,6 +191,25 @@ class PipelinedReader:
             results.append((data, Stat(*_STAT.unpack_from(body, offset))))
         return results
 
+    def get_data_and_versions(
+        self, paths: Sequence[str], ops_per_request: int = MULTI_READ_OPS
+    ) -> list[tuple[bytes, int] | None]:
+        """`(data, version)` of each path, in order; None where the znode does not exist. What a controller
+        loading the cluster needs: each multiRead answer is walked once, and no Stat is built."""
+        results: list[tuple[bytes, int] | None] = []
+        if self._multi_read is not False:
+            for begin in range(0, len(paths), ops_per_request):
+                chunk = paths[begin : begin + ops_per_request]
+                reply = self._multi_read_reply(chunk, OP_GET_DATA)
+                if reply is None:
+                    if begin:
+                        raise ZooKeeperError("ZooKeeper stopped answering multiRead")
+                    break
+                results += _data_and_versions(reply, chunk)
+            else:
+                return results
+        return [None if entry is None else (entry[0], entry[1].version) for entry in self.get_data_many(paths)]
+
     def get_children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
         """Children of each path, in order; None where the znode does not exist."""
         results: list[list[str] | None] = []
@@ -211,7 +235,6 @@ class PipelinedReader:
         if self._multi_read is None and paths:
             first = paths[:ops_per_request]
             answer = self._multi_read_request(first, opcode)
-            self._multi_read = answer is not None
             if answer is not None:
                 yield from answer
                 start = len(first)
@@ -228,20 +251,9 @@ class PipelinedReader:
 
     def _multi_read_request(self, paths: Sequence[str], opcode: int) -> list[_Result] | None:
         """One multiRead; None if the server does not implement it."""
-        xid = self._next_xid()
-        request = bytearray(_REQUEST_HEADER.pack(xid, OP_MULTI_READ))
-        for path in paths:
-            encoded = self._full_path(path).encode()
-            request += MULTI_HEADER.pack(opcode, False, -1) + INT.pack(len(encoded)) + encoded + b"\0"
-        request += MULTI_DONE
-        self._sock.sendall(_frame(bytes(request)))
-        reply = self._read_frame()
-        reply_xid, _, err = _REPLY_HEADER.unpack_from(reply)
-        if reply_xid != xid:
-            raise ZooKeeperError(f"ZooKeeper answered xid {reply_xid} where {xid} was expected")
-        if err == ERR_UNIMPLEMENTED:
+        reply = self._multi_read_reply(paths, opcode)
+        if reply is None:
             return None
-        _check(err, paths[0] if paths else "/")
         offset = _REPLY_HEADER.size
         results: list[_Result] = []
         for path in paths:
@@ -257,6 +269,32 @@ class PipelinedReader:
             results.append((path, ERR_OK, reply, offset))
             offset = _skip_result(reply, offset, kind)
         return results
+
+    def _multi_read_reply(self, paths: Sequence[str], opcode: int) -> memoryview | None:
+        """Send one multiRead and return its answer, checked up to its results; None if the server does not
+        implement it (and from then on, `_multi_read` says so)."""
+        xid = self._next_xid()
+        pack = _MULTI_OP.pack
+        full = self._full_path
+        ops = [full(path).encode() for path in paths]
+        request = b"".join(
+            [
+                _REQUEST_HEADER.pack(xid, OP_MULTI_READ),
+                *(pack(opcode, False, -1, len(op)) + op + b"\0" for op in ops),
+                MULTI_DONE,
+            ]
+        )
+        self._sock.sendall(_frame(request))
+        reply = self._read_frame()
+        reply_xid, _, err = _REPLY_HEADER.unpack_from(reply)
+        if reply_xid != xid:
+            raise ZooKeeperError(f"ZooKeeper answered xid {reply_xid} where {xid} was expected")
+        if err == ERR_UNIMPLEMENTED:
+            self._multi_read = False
+            return None
+        self._multi_read = True
+        _check(err, paths[0] if paths else "/")
+        return reply
 
     def _full_path(self, path: str) -> str:
         return self._chroot + path if path != "/" or not self._chroot else self._chroot
@@ -297,6 +335,28 @@ class PipelinedReader:
             if not chunk:
                 raise ZooKeeperError("ZooKeeper closed the connection during a pipelined read")
             self._buffer += chunk
+
+
+def _data_and_versions(reply: memoryview, paths: Sequence[str]) -> list[tuple[bytes, int] | None]:
+    """The GetData results of one multiRead answer as `(data, version)`, None for a missing znode."""
+    results: list[tuple[bytes, int] | None] = []
+    offset = _REPLY_HEADER.size
+    header, header_size, stat_size = _MULTI_OP.unpack_from, _MULTI_OP.size, _STAT.size
+    version_of = INT.unpack_from
+    for path in paths:
+        kind, done, _, length = header(reply, offset)
+        offset += header_size
+        if done:
+            raise ZooKeeperError("ZooKeeper's multiRead answer ended early")
+        if kind == OP_ERROR:  # `length` is the error code
+            if length == ERR_NO_NODE:
+                results.append(None)
+                continue
+            _check(length, path)
+        end = offset + max(length, 0)
+        results.append((bytes(reply[offset:end]), version_of(reply, end + _STAT_VERSION)[0]))
+        offset = end + stat_size
+    return results
 
 
 def _skip_result(reply: memoryview, offset: int, kind: int) -> int:

@@ -49,3 +49,24 @@ def test_a_session_from_a_last_zxid_sees_the_writes_up_to_it_and_a_server_behind
         assert reader.get_data_many(["/z/a"])[0][0] == b"new"
     with pytest.raises(ZooKeeperUnreachableError):
         PipelinedReader(zk_connect, timeout_s=5, last_zxid_seen=seen + 1_000_000)
+
+
+def test_data_and_versions_agree_with_the_full_reads(zk, zk_connect):
+    """The controller's bulk read (one pass over each multiRead answer, no Stat) gives what `get_data_many`
+    gives, with the server's multiRead and without it, across several multiReads."""
+    zk.kazoo.create("/v/a", b"first", makepath=True)
+    zk.kazoo.set("/v/a", b"second")
+    zk.kazoo.set("/v/a", b"third")
+    zk.kazoo.create("/v/empty", b"")
+    zk.kazoo.create("/v/null", None)
+    pending = [zk.kazoo.create_async(f"/v/n{i}", str(i).encode() * i) for i in range(25)]
+    for request in pending:
+        request.get()
+    paths = ["/v/a", "/v/missing", "/v/empty", "/v/null", *(f"/v/n{i}" for i in range(25)), "/v/gone"]
+    with PipelinedReader(zk_connect) as multi, PipelinedReader(zk_connect) as single:
+        single._multi_read = False
+        full = [None if d is None else (d[0], d[1].version) for d in multi.get_data_many(paths)]
+        assert multi.get_data_and_versions(paths, ops_per_request=7) == full
+        assert single.get_data_and_versions(paths) == full
+    assert full[0] == (b"third", 2) and full[1] is None and full[2] == full[3] == (b"", 0)
+    assert full[-2] == (b"24" * 24, 0) and full[-1] is None
