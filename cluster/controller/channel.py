@@ -199,11 +199,11 @@ class ControllerChannelManager:
         api_key: ApiKey,
         version: int,
         body: dict[str, Any],
-        callback: ResponseCallback | None = None,
-        encoded: bytes | None = None,
+        callback: ResponseCallback | None,
+        encoded: bytes,
     ) -> bool:
-        """Queue a request (`encoded`: its body's bytes, if encoded already); False (dropped) if the broker
-        is not connected, as Kafka drops it."""
+        """Queue a request, `encoded` its body's bytes (`encode_request_body`, on the event thread); False
+        (dropped) if the broker is not connected, as Kafka drops it."""
         with self._lock:
             thread = self._threads.get(broker_id)
         if thread is None:

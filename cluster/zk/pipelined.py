@@ -197,16 +197,10 @@ class PipelinedReader:
         """`(data, version)` of each path, in order; None where the znode does not exist. What a controller
         loading the cluster needs: each multiRead answer is walked once, and no Stat is built."""
         results: list[tuple[bytes, int] | None] = []
-        if self._multi_read is not False:
-            for begin in range(0, len(paths), ops_per_request):
-                chunk = paths[begin : begin + ops_per_request]
-                reply = self._multi_read_reply(chunk, OP_GET_DATA)
-                if reply is None:
-                    if begin:
-                        raise ZooKeeperError("ZooKeeper stopped answering multiRead")
-                    break
+        if self._may_multi_read():
+            for chunk, reply in self._multi_read_replies(paths, OP_GET_DATA, ops_per_request):
                 results += _data_and_versions(reply, chunk)
-            else:
+            if self._may_multi_read():
                 return results
         return [None if entry is None else (entry[0], entry[1].version) for entry in self.get_data_many(paths)]
 
@@ -231,44 +225,33 @@ class PipelinedReader:
 
     def _read(self, paths: Sequence[str], opcode: int, ops_per_request: int) -> Iterator[_Result]:
         """Yield `(path, err, reply, body offset)` in request order, by multiRead where the server has it."""
-        start = 0
-        if self._multi_read is None and paths:
-            first = paths[:ops_per_request]
-            answer = self._multi_read_request(first, opcode)
-            if answer is not None:
-                yield from answer
-                start = len(first)
-        if self._multi_read:
-            for begin in range(start, len(paths), ops_per_request):
-                answer = self._multi_read_request(paths[begin : begin + ops_per_request], opcode)
-                if answer is None:
-                    raise ZooKeeperError("ZooKeeper stopped answering multiRead")
-                yield from answer
-            return
-        for replies in self._pipeline(paths[start:], opcode):
+        if self._may_multi_read():
+            for chunk, reply in self._multi_read_replies(paths, opcode, ops_per_request):
+                yield from _results(reply, chunk)
+            if self._may_multi_read():
+                return
+        for replies in self._pipeline(paths, opcode):
             for path, (err, body, offset) in replies:
                 yield path, err, body, offset
 
-    def _multi_read_request(self, paths: Sequence[str], opcode: int) -> list[_Result] | None:
-        """One multiRead; None if the server does not implement it."""
-        reply = self._multi_read_reply(paths, opcode)
-        if reply is None:
-            return None
-        offset = _REPLY_HEADER.size
-        results: list[_Result] = []
-        for path in paths:
-            kind, done, op_err = MULTI_HEADER.unpack_from(reply, offset)
-            offset += MULTI_HEADER.size
-            if done:
-                raise ZooKeeperError("ZooKeeper's multiRead answer ended early")
-            if kind == OP_ERROR:
-                (code,) = INT.unpack_from(reply, offset)
-                offset += 4
-                results.append((path, code, reply, offset))
-                continue
-            results.append((path, ERR_OK, reply, offset))
-            offset = _skip_result(reply, offset, kind)
-        return results
+    def _may_multi_read(self) -> bool:
+        """False once the server has refused a multiRead (a server before ZooKeeper 3.6); a method, as
+        `_multi_read_replies` finds it out while the caller loops."""
+        return self._multi_read is not False
+
+    def _multi_read_replies(
+        self, paths: Sequence[str], opcode: int, ops_per_request: int
+    ) -> Iterator[tuple[Sequence[str], memoryview]]:
+        """Each run of `ops_per_request` paths with its multiRead answer, in order; nothing if the server
+        turns out to have no multiRead (`_multi_read` then says so)."""
+        for begin in range(0, len(paths), ops_per_request):
+            chunk = paths[begin : begin + ops_per_request]
+            reply = self._multi_read_reply(chunk, opcode)
+            if reply is None:
+                if begin:
+                    raise ZooKeeperError("ZooKeeper stopped answering multiRead")
+                return
+            yield chunk, reply
 
     def _multi_read_reply(self, paths: Sequence[str], opcode: int) -> memoryview | None:
         """Send one multiRead and return its answer, checked up to its results; None if the server does not
@@ -335,6 +318,25 @@ class PipelinedReader:
             if not chunk:
                 raise ZooKeeperError("ZooKeeper closed the connection during a pipelined read")
             self._buffer += chunk
+
+
+def _results(reply: memoryview, paths: Sequence[str]) -> list[_Result]:
+    """Each path's `(path, err, reply, body offset)` in one multiRead answer."""
+    offset = _REPLY_HEADER.size
+    results: list[_Result] = []
+    for path in paths:
+        kind, done, _ = MULTI_HEADER.unpack_from(reply, offset)
+        offset += MULTI_HEADER.size
+        if done:
+            raise ZooKeeperError("ZooKeeper's multiRead answer ended early")
+        if kind == OP_ERROR:
+            (code,) = INT.unpack_from(reply, offset)
+            offset += 4
+            results.append((path, code, reply, offset))
+            continue
+        results.append((path, ERR_OK, reply, offset))
+        offset = _skip_result(reply, offset, kind)
+    return results
 
 
 def _data_and_versions(reply: memoryview, paths: Sequence[str]) -> list[tuple[bytes, int] | None]:

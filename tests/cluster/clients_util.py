@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import subprocess
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -127,6 +128,17 @@ def wait_metadata_everywhere(local: LocalCluster, topic: str, partitions: int, t
         return True
 
     wait_for(known_everywhere, timeout_s=timeout_s, what=f"{topic} in every broker's metadata")
+
+
+class LogLines(logging.Handler):
+    """The messages a logger writes (the last `keep` of them if given), at every level of the logger."""
+
+    def __init__(self, keep: int | None = None) -> None:
+        super().__init__()
+        self.lines: deque[str] = deque(maxlen=keep)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 def leader_of(zk: KafkaZkClient, topic: str, partition: int) -> int:

@@ -16,6 +16,7 @@ import re
 import socket
 import subprocess
 import uuid
+from collections.abc import Iterable
 
 import pytest
 
@@ -25,7 +26,7 @@ from kafkaops.admin.kafka_client.connection import BrokerConnection
 from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request
 from kafkaops.cluster.protocol.schemas import SUPPORTED_VERSIONS, ApiKey
-from tests.cluster.clients_util import KCAT, bootstrap_of, wait_partitions
+from tests.cluster.clients_util import KCAT, LogLines, bootstrap_of, wait_partitions
 
 SERVED = {
     ApiKey.PRODUCE: (3, 9),
@@ -97,7 +98,7 @@ def test_kafka_python_api_versions_v4_gets_our_range_and_retries(cluster) -> Non
     assert {k.api_key: k.max_version for k in answer.api_keys}[ApiKey.FETCH] == 12
 
 
-def _sent_versions(lines: list[str]) -> dict[str, set[int]]:
+def _sent_versions(lines: Iterable[str]) -> dict[str, set[int]]:
     """librdkafka's protocol debug lines: 'Sent ProduceRequest (v9, ...)'."""
     found: dict[str, set[int]] = {}
     for line in lines:
@@ -106,21 +107,12 @@ def _sent_versions(lines: list[str]) -> dict[str, set[int]]:
     return found
 
 
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 def test_confluent_kafka_negotiates_flexible_versions(cluster, zk) -> None:  # type: ignore[no-untyped-def]
     confluent_kafka = pytest.importorskip("confluent_kafka")
     local = cluster(brokers=1)
     _create(zk, "flex")
     bootstrap = bootstrap_of(local)
-    handler = _Lines()
+    handler = LogLines()
     logger = logging.getLogger(f"rdkafka-{uuid.uuid4()}")
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

@@ -22,7 +22,7 @@ import random
 import subprocess
 import sys
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,7 @@ from kafkaops.cluster.zk import znodes
 from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import ReplicaAssignment, TopicPartition
 from tests.cluster.clients_util import (
+    LogLines,
     Rec,
     all_bootstraps,
     broker_log_tail,
@@ -152,7 +153,7 @@ def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[di
 
     tps = [KTopicPartition(topic, p) for p in range(partitions)]
     fetcher_log = logging.getLogger("kafka.consumer.fetcher")
-    client_log = RecentLines()
+    client_log = LogLines(keep=40)
     level, propagate = fetcher_log.level, fetcher_log.propagate
     fetcher_log.addHandler(client_log)
     fetcher_log.setLevel(logging.DEBUG)  # its retries are debug lines; kept here, not sent to pytest
@@ -166,8 +167,9 @@ def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[di
                 return {tp.partition: o for tp, o in earliest.items()}, {tp.partition: o for tp, o in latest.items()}
             except KafkaTimeoutError as timeout:
                 if attempt == 2:
+                    last_lines = "\n".join(client_log.lines)
                     raise AssertionError(
-                        f"{timeout} (three consumers)\nkafka-python's last lines:\n{client_log.text()}\n"
+                        f"{timeout} (three consumers)\nkafka-python's last lines:\n{last_lines}\n"
                         f"{list_offsets_everywhere(bootstrap, topic)}"
                     ) from timeout
             finally:
@@ -177,20 +179,6 @@ def earliest_and_latest(bootstrap: str, topic: str, partitions: int) -> tuple[di
         fetcher_log.removeHandler(client_log)
         fetcher_log.setLevel(level)
         fetcher_log.propagate = propagate
-
-
-class RecentLines(logging.Handler):
-    """The last `keep` lines a logger wrote, at every level (pytest shows only warnings and above)."""
-
-    def __init__(self, keep: int = 40) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: deque[str] = deque(maxlen=keep)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"{record.name}: {record.getMessage()}")
-
-    def text(self) -> str:
-        return "\n".join(self.lines)
 
 
 def list_offsets_everywhere(bootstrap: str, topic: str) -> str:

@@ -471,7 +471,7 @@ class QueuedRequest:
     api_key: ApiKey
     version: int
     body: dict[str, Any]
-    encoded: bytes | None
+    encoded: bytes
     entries_written: int
 
 
@@ -491,8 +491,8 @@ class RecordingRequestChannel:
         api_key: ApiKey,
         version: int,
         body: dict[str, Any],
-        callback: object = None,
-        encoded: bytes | None = None,
+        callback: object,
+        encoded: bytes,
     ) -> bool:
         written = len(self.sink.entries) if self.sink is not None else 0
         self.queued.append(QueuedRequest(broker_id, api_key, version, body, encoded, written))
