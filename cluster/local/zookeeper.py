@@ -5,7 +5,9 @@ The server is the system's Java ZooKeeper (`QuorumPeerMain` with a generated `zo
 
     <state-dir>/zookeeper/zoo.cfg, data/, zookeeper.log, zookeeper.pid, zookeeper.port
 
-`start()` returns once the server answers the four-letter word `ruok` with `imok`.
+`start()` returns once a standalone server serves clients (`srvr` reports its mode: `ruok` is answered
+`imok` as soon as the client port is bound, before the database is loaded), an ensemble member once it
+answers `ruok` (it serves only once a quorum has formed; `ZooKeeperEnsemble` waits for that).
 
 `ZooKeeperEnsemble` runs a replicated ensemble of such servers on loopback ports (the chaos runner's
 3 nodes), each a `LocalZooKeeper` with its own directory, client port and `myid`:
@@ -277,6 +279,10 @@ class LocalZooKeeper:
         otherwise (down, or an ensemble member still looking for a quorum)."""
         return parse_mode(self.status())
 
+    def has_started(self) -> bool:
+        """Whether `start()` may return: a standalone server serves clients, an ensemble member runs."""
+        return self.is_serving() if self.quorum is not None else self.mode() is not None
+
     def _render_config(self, data_dir: Path) -> str:
         if self.quorum is None:
             return render_zoo_cfg(data_dir, self.port, self.host, self.tick_time_ms or 2000)
@@ -288,7 +294,7 @@ class LocalZooKeeper:
         )
 
     def start(self, timeout_s: float = 30.0) -> bool:
-        """Start the server unless it already runs here; wait until it answers `ruok`.
+        """Start the server unless it already runs here; wait until `has_started()`.
 
         Returns True if a new server was started, False if one was already serving.
         Raises ZooKeeperStartError (with the end of the server's log) if it does not come up.
@@ -334,11 +340,11 @@ class LocalZooKeeper:
                 raise ZooKeeperStartError(
                     f"ZooKeeper exited with code {process.returncode} during start-up:\n{self._log_tail()}"
                 )
-            if self.is_serving():
+            if self.has_started():
                 return True
             time.sleep(0.1)
         self.stop()
-        raise ZooKeeperStartError(f"ZooKeeper did not answer 'ruok' within {timeout_s:.0f}s:\n{self._log_tail()}")
+        raise ZooKeeperStartError(f"ZooKeeper did not start serving within {timeout_s:.0f}s:\n{self._log_tail()}")
 
     def stop(self, timeout_s: float = 10.0, hard: bool = False) -> bool:
         """Stop the server (SIGTERM, then SIGKILL; `hard`: SIGKILL at once). Returns False if none was running."""
