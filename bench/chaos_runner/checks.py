@@ -403,6 +403,9 @@ class RunChecks:
                 (t, p) for t, acked in acked_since.items() for p in range(self.ctx.config.partitions) if p not in acked
             ]
             self.log_client_warnings(stuck)
+            for topic in sorted({t for t, _ in stuck}):
+                partitions = [p for t, p in stuck if t == topic]
+                self.ctx.log(f"producer of {topic}: {self.ctx.producers[topic].client_state(partitions)}")
             self.log_metadata_views(stuck)
         self.ctx.log(f"acks after healing: {self.ctx.checks['acks after healing'][1]}")
         self.ctx.producer_stop = self.ctx.log.now()

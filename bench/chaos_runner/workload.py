@@ -127,6 +127,7 @@ class ProducerWorker:
         """Records send() refused (never handed to the client), by error."""
         self.unflushed = False
         self.error: BaseException | None = None
+        self._producer: Any = None
         self._stop = threading.Event()
         self._flush_timeout_s = 90.0
         self._thread = threading.Thread(target=self._run, name=f"producer-{topic}", daemon=True)
@@ -158,6 +159,7 @@ class ProducerWorker:
         except BaseException as error:  # noqa: BLE001 - reported by stop()
             self.error = error
             return
+        self._producer = producer
         try:
             self._send_until_stopped(producer)
         except BaseException as error:  # noqa: BLE001 - reported by stop()
@@ -203,6 +205,44 @@ class ProducerWorker:
             producer.flush(timeout=self._flush_timeout_s)
         except KafkaTimeoutError:
             self.unflushed = True
+
+    def client_state(self, partitions: Sequence[int]) -> str:
+        """What the producer's client believes (read from kafka-python 3.0's internals, for a diagnosis only):
+        each of `partitions`' cached leader and epoch, its metadata refresh loop, and each connection (a
+        refresh waits on the connection it was sent on; one that never finishes connecting holds every later
+        refresh back)."""
+        producer = self._producer
+        if producer is None:
+            return "no producer"
+        try:
+            from kafka.structs import TopicPartition
+
+            cluster = producer._metadata
+            leaders = [
+                f"{p}: leader {cluster.leader_for_partition(TopicPartition(self.topic, p))} epoch "
+                f"{cluster.leader_epoch_for_partition(TopicPartition(self.topic, p))}"
+                for p in partitions
+            ]
+            loop = cluster._refresh_loop_future
+            if loop is None:
+                loop_state = "not started"
+            elif loop.is_done:
+                loop_state = f"ENDED ({loop.exception!r})"
+            else:
+                loop_state = "running"
+            now_ms = time.monotonic() * 1000
+            refresh = (
+                f"refresh loop {loop_state}, refresh in flight {cluster.metadata_refresh_in_progress}, "
+                f"update wanted {cluster.need_update}, last refresh {now_ms - cluster._last_refresh_ms:.0f} ms ago, "
+                f"last successful {now_ms - cluster._last_successful_refresh_ms:.0f} ms ago"
+            )
+            conns = [
+                f"{conn} in flight {len(conn.in_flight_requests)} buffered {len(conn._request_buffer)}"
+                for conn in list(cluster._manager._conns.values())
+            ]
+            return "; ".join(leaders) + f"; {refresh}; connections: " + ", ".join(conns)
+        except Exception as error:  # noqa: BLE001 - internals of another version: say so, go on
+            return f"client state unreadable: {error!r}"
 
     def abort(self, flush_timeout_s: float) -> None:
         """Tell the worker to stop, giving pending sends at most `flush_timeout_s`; does not wait (`join`)."""
