@@ -145,6 +145,8 @@ class ReplicaManager:
         self._stopped = False
         self.fetch_sessions = FetchSessionCache()
         self._isr_changes: set[TopicPartition] = set()
+        self._isr_writes: list[tuple[Partition, LeaderAndIsr]] = []
+        """ISR changes of this turn of the loop, not yet sent to ZooKeeper."""
         self._last_isr_change_ms = 0
         self._last_isr_propagation_ms = 0
         self._tasks: list[asyncio.Task[None]] = []
@@ -590,16 +592,36 @@ class ReplicaManager:
 
     def _change_isr(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
         """Write the ISR change to ZooKeeper in the background; while it is in flight the HW counts the
-        union of the old and new ISR (see partition.py)."""
+        union of the old and new ISR (see partition.py). The changes made in one turn of the loop (one
+        fetch answered, one shrink round) are sent together once it ends."""
         partition.pending_isr = new_isr
         leader_and_isr = LeaderAndIsr(partition.leader, partition.leader_epoch, new_isr, partition.zk_version)
-        asyncio.get_running_loop().create_task(self._write_isr(partition, leader_and_isr))
+        if not self._isr_writes:
+            asyncio.get_running_loop().call_soon(self._send_isr_writes)
+        self._isr_writes.append((partition, leader_and_isr))
 
-    async def _write_isr(self, partition: Partition, proposed: LeaderAndIsr) -> None:
-        tp = partition.tp
-        state = LeaderIsrAndControllerEpoch(proposed, partition.controller_epoch)
+    def _send_isr_writes(self) -> None:
+        writes, self._isr_writes = self._isr_writes, []
+        updates = [
+            (partition.tp, LeaderIsrAndControllerEpoch(proposed, partition.controller_epoch), proposed.zk_version)
+            for partition, proposed in writes
+        ]
+        loop = asyncio.get_running_loop()
         try:
-            version = await self.zk.conditional_update_partition_state(tp, state, proposed.zk_version)
+            pending = self.zk.conditional_update_partition_states(updates)
+        except Exception as error:  # noqa: BLE001 - not sent: each write settles as a failed one
+            failed: asyncio.Future[int | None] = loop.create_future()
+            failed.set_exception(error)
+            pending = [failed] * len(writes)
+        for (partition, proposed), written in zip(writes, pending, strict=True):
+            loop.create_task(self._write_isr(partition, proposed, written))
+
+    async def _write_isr(
+        self, partition: Partition, proposed: LeaderAndIsr, written: asyncio.Future[int | None]
+    ) -> None:
+        tp = partition.tp
+        try:
+            version = await written
         except Exception as error:  # noqa: BLE001 - ZooKeeper unavailable: the next round proposes it again
             log.warning("Failed to update the ISR of %s: %s", tp, error)
             if partition.leader_epoch == proposed.leader_epoch and partition.is_leader:

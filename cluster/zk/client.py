@@ -17,6 +17,7 @@ Threading: a client may be used from any thread; kazoo serialises requests on it
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -284,6 +285,18 @@ def _first_failure(results: Sequence[Any]) -> Exception | None:
         if isinstance(result, Exception) and not isinstance(result, RolledBackError):
             return result
     return None
+
+
+def _copy_outcome(into: asyncio.Future[Any], source: asyncio.Future[Any]) -> None:
+    """`source`'s result or exception, into `into` (unless something settled it already)."""
+    if into.done():
+        return
+    if source.cancelled():
+        into.cancel()
+    elif (error := source.exception()) is not None:
+        into.set_exception(error)
+    else:
+        into.set_result(source.result())
 
 
 _QUIET_LOGGER = logging.getLogger("kafkaops.zk.kazoo")
@@ -693,6 +706,56 @@ class KafkaZkClient(ZkClient):
         pending = self._zk.set_async(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
         pending.rawlink(on_loop(settle))
         return future
+
+    def conditional_update_partition_states(
+        self, updates: Sequence[tuple[TopicPartition, LeaderIsrAndControllerEpoch, int]]
+    ) -> list[asyncio.Future[int | None]]:
+        """Many leaders' ISR changes (`(partition, state, expected_version)`), each settled as
+        `conditional_update_partition_state` settles one, for the caller's running asyncio loop.
+
+        Up to MAX_OPS_PER_MULTI of them travel in one multi of conditional setData: ZooKeeper then
+        commits one transaction instead of one each (a leader whose followers all catch up at once widens
+        thousands of ISRs in one fetch round, and the single writes queued in ZooKeeper for seconds). A
+        multi is all or nothing, so a group that fails (a znode moved on, or the connection was lost with
+        it in flight) is written again one by one, where each write is checked as Kafka checks it."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        chroot = self.connect_string.chroot
+        futures: list[asyncio.Future[int | None]] = []
+        for start in range(0, len(updates), MAX_OPS_PER_MULTI):
+            group = updates[start : start + MAX_OPS_PER_MULTI]
+            if len(group) == 1:
+                futures.append(self.conditional_update_partition_state(*group[0]))
+                continue
+            settled = [loop.create_future() for _ in group]
+            futures.extend(settled)
+            ops = [
+                Op.set(
+                    znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
+                    znodes.TopicPartitionStateZNode.encode(state),
+                    version,
+                )
+                for tp, state, version in group
+            ]
+
+            def settle(result: Any, group: Sequence[Any] = group, settled: list[Any] = settled) -> None:  # on the loop
+                if result.successful() and _first_failure(result.value) is None:
+                    for future, stat in zip(settled, result.value, strict=True):
+                        if not future.done():
+                            future.set_result(int(stat.version))
+                    return
+                for update, future in zip(group, settled, strict=True):
+                    self.conditional_update_partition_state(*update).add_done_callback(
+                        functools.partial(_copy_outcome, future)
+                    )
+
+            def deliver(result: Any, settle: Callable[[Any], None] = settle) -> None:  # on kazoo's thread
+                with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
+                    loop.call_soon_threadsafe(settle, result)
+
+            multi.commit_async(self._zk, multi.serialize(ops, chroot)).rawlink(deliver)
+        return futures
 
     def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:
         """One `/isr_change_notification/isr_change_<seq>` for the controller (`propagateIsrChanges`)."""
