@@ -287,6 +287,16 @@ def _first_failure(results: Sequence[Any]) -> Exception | None:
     return None
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop, settle: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A kazoo completion callback (run on kazoo's thread) that hands the result to `settle` on `loop`."""
+
+    def deliver(result: Any) -> None:
+        with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
+            loop.call_soon_threadsafe(settle, result)
+
+    return deliver
+
+
 def _copy_outcome(into: asyncio.Future[Any], source: asyncio.Future[Any]) -> None:
     """`source`'s result or exception, into `into` (unless something settled it already)."""
     if into.done():
@@ -666,13 +676,6 @@ class KafkaZkClient(ZkClient):
         future: asyncio.Future[int | None] = loop.create_future()
         path = znodes.TopicPartitionStateZNode.path(partition.topic, partition.partition)
 
-        def on_loop(settle: Callable[[Any], None]) -> Callable[[Any], None]:
-            def deliver(result: Any) -> None:  # on kazoo's thread
-                with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
-                    loop.call_soon_threadsafe(settle, result)
-
-            return deliver
-
         def settle_check(result: Any) -> None:  # on the loop
             if future.done():
                 return
@@ -699,12 +702,12 @@ class KafkaZkClient(ZkClient):
             elif isinstance(result.exception, NoNodeError):
                 future.set_result(None)
             elif isinstance(result.exception, (BadVersionError, ConnectionLoss)):
-                self._zk.get_async(path).rawlink(on_loop(settle_check))
+                self._zk.get_async(path).rawlink(_on_loop(loop, settle_check))
             else:
                 future.set_exception(result.exception)
 
         pending = self._zk.set_async(path, znodes.TopicPartitionStateZNode.encode(state), version=expected_version)
-        pending.rawlink(on_loop(settle))
+        pending.rawlink(_on_loop(loop, settle))
         return future
 
     def conditional_update_partition_states(
@@ -750,11 +753,7 @@ class KafkaZkClient(ZkClient):
                         functools.partial(_copy_outcome, future)
                     )
 
-            def deliver(result: Any, settle: Callable[[Any], None] = settle) -> None:  # on kazoo's thread
-                with suppress(RuntimeError):  # the loop closed meanwhile (the broker stopped): nobody waits
-                    loop.call_soon_threadsafe(settle, result)
-
-            multi.commit_async(self._zk, multi.serialize(ops, chroot)).rawlink(deliver)
+            multi.commit_async(self._zk, multi.serialize(ops, chroot)).rawlink(_on_loop(loop, settle))
         return futures
 
     def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:
