@@ -36,6 +36,7 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
+from kazoo.retry import KazooRetry
 from kazoo.security import ACL
 
 from kafkaops.cluster.common import errors
@@ -627,21 +628,35 @@ class KafkaZkClient(ZkClient):
         """Create the ephemeral `/brokers/ids/<id>`; returns the broker epoch (the znode's czxid).
 
         Kafka's `checkedEphemeralCreate`: a node left by this very session (after a lost answer) is
-        ours; one owned by another session means the id is taken.
+        ours; one owned by another session means the id is taken. A connection lost meanwhile (the
+        ZooKeeper server it talked to went away) is waited out and the registration tried again, as
+        Kafka's `retryRequestUntilConnected` does, for up to a session and a connection time-out: a broker
+        starting while one ZooKeeper node restarts must not exit.
         """
         path = znodes.BrokerIdZNode.path(registration.broker_id)
-        self.ensure_paths([znodes.BrokerIdsZNode.path()])
-        with suppress(NodeExistsError):
-            self.create(path, znodes.BrokerIdZNode.encode(registration), znodes.BrokerIdZNode.mode)
-        stat = self._zk.exists(path)
-        session_id = self._zk.client_id[0] if self._zk.client_id else None
-        if stat is None or stat.ephemeralOwner != session_id:
-            owner = stat.ephemeralOwner if stat is not None else None
-            raise errors.BrokerIdTakenError(
-                f"Error while creating ephemeral at {path}, node already exists and owner '{owner}' does not "
-                f"match current session '{session_id}'"
-            )
-        return int(stat.czxid)
+
+        def register() -> int:
+            self.ensure_paths([znodes.BrokerIdsZNode.path()])
+            with suppress(NodeExistsError):
+                self.create(path, znodes.BrokerIdZNode.encode(registration), znodes.BrokerIdZNode.mode)
+            stat = self._zk.exists(path)
+            session_id = self._zk.client_id[0] if self._zk.client_id else None
+            if stat is None or stat.ephemeralOwner != session_id:
+                owner = stat.ephemeralOwner if stat is not None else None
+                raise errors.BrokerIdTakenError(
+                    f"Error while creating ephemeral at {path}, node already exists and owner '{owner}' does "
+                    f"not match current session '{session_id}'"
+                )
+            return int(stat.czxid)
+
+        until_connected = KazooRetry(
+            max_tries=-1,
+            delay=0.1,
+            max_delay=1.0,
+            deadline=self._session_timeout_s + self._connection_timeout_s,
+            sleep_func=self._zk.handler.sleep_func,
+        )
+        return int(until_connected(register))
 
     def get_or_create_cluster_id(self, proposed: str) -> str:
         """Kafka's `createOrGetClusterId`: the first broker's id wins."""

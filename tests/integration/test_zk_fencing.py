@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kazoo.exceptions import BadVersionError
+from kazoo.exceptions import BadVersionError, ConnectionLoss
 
 from kafkaops.cluster.common.errors import BrokerIdTakenError, ControllerMovedError
 from kafkaops.cluster.local.standin import standin_registration
@@ -72,6 +72,32 @@ def test_packed_fenced_multis_write_under_the_chroot_and_fail_one_by_one(zk):
     with pytest.raises(ControllerMovedError):
         zk.fenced_multi_many([[Op.set("/q/a", b"2", 1)]], version + 1)
     assert zk.get("/q/a")[0] == b"1"
+
+
+@pytest.mark.parametrize("applied", [False, True], ids=["lost-before-the-server", "answer-lost"])
+def test_broker_registration_outlives_a_lost_connection(zk_connect, monkeypatch, applied):
+    """The ZooKeeper server a starting broker talks to goes away with its registration in flight (CI's chaos
+    run killed the ensemble's leader just then, and the broker exited): the registration is tried again
+    once connected, as Kafka's `retryRequestUntilConnected`; a node its own session created meanwhile is
+    its own."""
+    with KafkaZkClient(zk_connect) as broker:
+        kazoo = broker._zk
+        create = kazoo.create
+        failures = []
+
+        def flaky_create(path, *args, **kwargs):
+            if path.startswith("/brokers/ids/") and not failures:
+                failures.append(path)
+                if applied:
+                    create(path, *args, **kwargs)
+                raise ConnectionLoss()
+            return create(path, *args, **kwargs)
+
+        monkeypatch.setattr(kazoo, "create", flaky_create)
+        epoch = broker.register_broker(standin_registration(4))
+        assert failures == ["/brokers/ids/4"]
+        stat = kazoo.exists("/brokers/ids/4")
+        assert epoch == stat.czxid and stat.ephemeralOwner == kazoo.client_id[0]
 
 
 def test_broker_registration_is_exclusive(zk_connect):
