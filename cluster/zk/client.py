@@ -736,40 +736,44 @@ class KafkaZkClient(ZkClient):
         thousands of ISRs in one fetch round, and the single writes queued in ZooKeeper for seconds). A
         multi is all or nothing, so a group that fails (a znode moved on, or the connection was lost with
         it in flight) is written again one by one, where each write is checked as Kafka checks it."""
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        chroot = self.connect_string.chroot
         futures: list[asyncio.Future[int | None]] = []
         for start in range(0, len(updates), MAX_OPS_PER_MULTI):
             group = updates[start : start + MAX_OPS_PER_MULTI]
             if len(group) == 1:
                 futures.append(self.conditional_update_partition_state(*group[0]))
-                continue
-            settled = [loop.create_future() for _ in group]
-            futures.extend(settled)
-            ops = [
-                Op.set(
-                    znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
-                    znodes.TopicPartitionStateZNode.encode(state),
-                    version,
-                )
-                for tp, state, version in group
-            ]
-
-            def settle(result: Any, group: Sequence[Any] = group, settled: list[Any] = settled) -> None:  # on the loop
-                if result.successful() and _first_failure(result.value) is None:
-                    for future, stat in zip(settled, result.value, strict=True):
-                        if not future.done():
-                            future.set_result(int(stat.version))
-                    return
-                for update, future in zip(group, settled, strict=True):
-                    self.conditional_update_partition_state(*update).add_done_callback(
-                        functools.partial(_copy_outcome, future)
-                    )
-
-            multi.commit_async(self._zk, multi.serialize(ops, chroot)).rawlink(_on_loop(loop, settle))
+            else:
+                futures += self._conditional_update_partition_states_in_one_multi(group)
         return futures
+
+    def _conditional_update_partition_states_in_one_multi(
+        self, group: Sequence[tuple[TopicPartition, LeaderIsrAndControllerEpoch, int]]
+    ) -> list[asyncio.Future[int | None]]:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        settled: list[asyncio.Future[int | None]] = [loop.create_future() for _ in group]
+        ops = [
+            Op.set(
+                znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition),
+                znodes.TopicPartitionStateZNode.encode(state),
+                version,
+            )
+            for tp, state, version in group
+        ]
+
+        def settle(result: Any) -> None:  # on the loop
+            if result.successful() and _first_failure(result.value) is None:
+                for future, stat in zip(settled, result.value, strict=True):
+                    if not future.done():
+                        future.set_result(int(stat.version))
+                return
+            for update, future in zip(group, settled, strict=True):
+                self.conditional_update_partition_state(*update).add_done_callback(
+                    functools.partial(_copy_outcome, future)
+                )
+
+        multi.commit_async(self._zk, multi.serialize(ops, self.connect_string.chroot)).rawlink(_on_loop(loop, settle))
+        return settled
 
     def propagate_isr_changes(self, partitions: Iterable[TopicPartition]) -> None:
         """One `/isr_change_notification/isr_change_<seq>` for the controller (`propagateIsrChanges`)."""

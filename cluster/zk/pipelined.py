@@ -48,14 +48,14 @@ _REQUEST_HEADER = struct.Struct(">ii")
 _REPLY_HEADER = struct.Struct(">iqi")
 _STAT = struct.Struct(">qqqqiiiqiiq")
 MULTI_HEADER = struct.Struct(">i?i")
-_MULTI_OP = struct.Struct(">i?ii")
-"""A multiRead op's header with the length of the path after it; in the answer, a GetData result's header
-with its data length (an error result's code sits at the same place)."""
-_STAT_VERSION = 32
-"""Where a Stat's `version` is: after czxid, mzxid, ctime and mtime."""
 """A multi's (or multiRead's) per-operation header: opcode, done, err (the packed multis use it too)."""
 MULTI_DONE = MULTI_HEADER.pack(-1, True, -1)
 """The header that ends a multi."""
+_MULTI_OP = struct.Struct(">i?ii")
+"""A multiRead op's header with the length of the path after it; in the answer, a GetData result's header
+with its data length (an error result's code sits at the same place)."""
+_STAT_VERSION = struct.calcsize(">qqqq")
+"""Where a Stat's `version` is (`_STAT`'s fifth field): after czxid, mzxid, ctime and mtime."""
 ERR_UNIMPLEMENTED = -6
 _CONNECT_REQUEST = struct.Struct(">iqiqi16s?")
 _CONNECT_RESPONSE_HEAD = struct.Struct(">iiqi")
