@@ -11,6 +11,10 @@ One policy for a znode that cannot be read: a missing znode is None, malformed b
 MalformedZNodeError, never "missing". Reads of one znode raise it; reads of many return it in place
 of that znode's value (`PartitionStateRead`), so that one corrupt znode does not hide the others.
 
+A connection lost under a request (the ZooKeeper server the session talks to went away) is waited out and
+the request made again, as Kafka's `retryRequestUntilConnected`, for reads and for the writes whose lost
+answer is told apart (`until_connected`); the other writes raise it to their caller.
+
 Threading: a client may be used from any thread; kazoo serialises requests on its own thread.
 """
 
@@ -22,7 +26,7 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Self, TypeAlias, TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -62,6 +66,8 @@ MAX_OPS_PER_MULTI = 500
 """Operations per ZooKeeper multi in bulk controller writes: a few hundred KB, far below `jute.maxbuffer`."""
 TOPIC_ZNODES_PER_MULTI_READ = 50
 """Topic znodes are big (one entry per partition): fewer of them per multiRead keeps an answer small."""
+
+_T = TypeVar("_T")
 
 PartitionStateRead: TypeAlias = LeaderIsrAndControllerEpoch | MalformedZNodeError | None
 """A partition-state znode as read among many: its state, None if it does not exist, or the typed error
@@ -177,21 +183,41 @@ class ZkClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- reads -------------------------------------------------------------------------------
+    def until_connected(self, request: Callable[[], _T], *, through_expiry: bool = False) -> _T:
+        """`request()`, tried again while the connection is lost under it, as Kafka's
+        `retryRequestUntilConnected`: when the ZooKeeper server this session talks to goes away, the
+        requests in flight fail with ConnectionLoss while kazoo moves the session to another server (those
+        sent meanwhile wait for it). Waits up to a session and a connection time-out, then raises
+        RetryFailedError; a closed client raises at once. `through_expiry`: a request made again on the
+        session that replaces an expired one (only for those a new session may make, such as a broker's
+        registration); by default SessionExpiredError is the caller's, as in Kafka.
+        """
+        until_connected = KazooRetry(
+            max_tries=-1,
+            delay=0.1,
+            max_delay=1.0,
+            ignore_expire=through_expiry,
+            deadline=self._session_timeout_s + self._connection_timeout_s,
+            sleep_func=self._zk.handler.sleep_func,
+        )
+        result: _T = until_connected(request)
+        return result
+
+    # --- reads (each tried again until connected: reading twice changes nothing) ---------------
 
     def get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
         try:
-            data, stat = self._zk.get(path)
+            data, stat = self.until_connected(lambda: self._zk.get(path))
         except NoNodeError:
             return None
         return data or b"", stat
 
     def exists(self, path: str) -> bool:
-        return self._zk.exists(path) is not None
+        return self.until_connected(lambda: self._zk.exists(path)) is not None
 
     def get_children(self, path: str) -> list[str] | None:
         try:
-            return list(self._zk.get_children(path))
+            return list(self.until_connected(lambda: self._zk.get_children(path)))
         except NoNodeError:
             return None
 
@@ -200,38 +226,54 @@ class ZkClient:
     ) -> dict[str, tuple[bytes, ZnodeStat] | None]:
         """Pipelined reads: every request is sent before any answer is awaited. `watch` (one-shot, called
         on kazoo's thread) is left on each node that exists, set by the read that returns its data."""
-        pending = [(path, self._zk.get_async(path, watch=watch)) for path in paths]
-        result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
-        for path, async_result in pending:
-            try:
-                data, stat = async_result.get()
-                result[path] = (data or b"", stat)
-            except NoNodeError:
-                result[path] = None
-        return result
+        paths = list(paths)
+
+        def read() -> dict[str, tuple[bytes, ZnodeStat] | None]:
+            pending = [(path, self._zk.get_async(path, watch=watch)) for path in paths]
+            result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
+            for path, async_result in pending:
+                try:
+                    data, stat = async_result.get()
+                    result[path] = (data or b"", stat)
+                except NoNodeError:
+                    result[path] = None
+            return result
+
+        return self.until_connected(read)
 
     def watch_many(self, paths: Iterable[str], watch: Callable[[WatchedEvent], object]) -> None:
         """Leave the one-shot `watch` (called on kazoo's thread) on each path, whether its node exists or
         not (it then fires when it is created): pipelined `exists` requests, no data read."""
-        for pending in [self._zk.exists_async(path, watch=watch) for path in paths]:
-            pending.get()
+        paths = list(paths)
+
+        def set_watches() -> None:
+            for pending in [self._zk.exists_async(path, watch=watch) for path in paths]:
+                pending.get()
+
+        self.until_connected(set_watches)
 
     def get_children_many(self, paths: Iterable[str]) -> dict[str, list[str] | None]:
-        pending = [(path, self._zk.get_children_async(path)) for path in paths]
-        result: dict[str, list[str] | None] = {}
-        for path, async_result in pending:
-            try:
-                result[path] = list(async_result.get())
-            except NoNodeError:
-                result[path] = None
-        return result
+        paths = list(paths)
+
+        def read() -> dict[str, list[str] | None]:
+            pending = [(path, self._zk.get_children_async(path)) for path in paths]
+            result: dict[str, list[str] | None] = {}
+            for path, async_result in pending:
+                try:
+                    result[path] = list(async_result.get())
+                except NoNodeError:
+                    result[path] = None
+            return result
+
+        return self.until_connected(read)
 
     # --- writes ------------------------------------------------------------------------------
 
     def ensure_paths(self, paths: Iterable[str]) -> None:
-        """Create persistent container znodes (null data) and their parents if missing."""
+        """Create persistent container znodes (null data) and their parents if missing (tried again until
+        connected: a node created by a lost request is found there)."""
         for path in paths:
-            _ensure_path(self._zk, path, self.acl)
+            self.until_connected(functools.partial(_ensure_path, self._zk, path, self.acl))
 
     def create(self, path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> str:
         return str(self._zk.create(path, data, acl=self.acl(path), ephemeral=mode.ephemeral, sequence=mode.sequential))
@@ -524,9 +566,11 @@ class KafkaZkClient(ZkClient):
         current = self.get_controller_epoch()
         if current is None:
             with suppress(NodeExistsError):
-                self.create(
-                    znodes.ControllerEpochZNode.path(),
-                    znodes.ControllerEpochZNode.encode(znodes.ControllerEpochZNode.INITIAL_CONTROLLER_EPOCH),
+                self.until_connected(
+                    lambda: self.create(
+                        znodes.ControllerEpochZNode.path(),
+                        znodes.ControllerEpochZNode.encode(znodes.ControllerEpochZNode.INITIAL_CONTROLLER_EPOCH),
+                    )
                 )
             current = self.get_controller_epoch()
             if current is None:
@@ -534,16 +578,15 @@ class KafkaZkClient(ZkClient):
         epoch, version = current
         new_epoch = epoch + 1
         try:
-            results = self.multi(
-                [
-                    Op.create(
-                        znodes.ControllerZNode.path(),
-                        znodes.ControllerZNode.encode(controller_id, timestamp_ms),
-                        znodes.ControllerZNode.mode,
-                    ),
-                    Op.set(znodes.ControllerEpochZNode.path(), znodes.ControllerEpochZNode.encode(new_epoch), version),
-                ]
-            )
+            ops = [
+                Op.create(
+                    znodes.ControllerZNode.path(),
+                    znodes.ControllerZNode.encode(controller_id, timestamp_ms),
+                    znodes.ControllerZNode.mode,
+                ),
+                Op.set(znodes.ControllerEpochZNode.path(), znodes.ControllerEpochZNode.encode(new_epoch), version),
+            ]
+            results = self.until_connected(lambda: self.multi(ops))
         except (NodeExistsError, BadVersionError):
             if self.get_controller_id() == controller_id:
                 after = self.get_controller_epoch()
@@ -598,7 +641,39 @@ class KafkaZkClient(ZkClient):
         return outcomes
 
     def _commit_fenced(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
-        """Pipelined multis, each `[check epoch, *ops]`: the op results, or the failing op's error."""
+        """Pipelined multis, each `[check epoch, *ops]`: the op results, or the failing op's error.
+
+        The multis a lost connection failed in flight are made again once connected (Kafka's
+        `retryRequestsUntilConnected`); one the server had applied then fails on its versions, and the
+        caller sees a BADVERSION, NODEEXISTS or NONODE, as Kafka's controller does.
+        """
+        outcomes: list[Any] = [None] * len(batches)
+        remaining = list(range(len(batches)))
+
+        def commit() -> None:
+            nonlocal remaining
+            lost = []
+            moved = False
+            answers = self._send_fenced([batches[i] for i in remaining], epoch_zk_version)
+            for index, results in zip(remaining, answers, strict=True):
+                if isinstance(results, ConnectionLoss):
+                    lost.append(index)
+                    continue
+                failure = _first_failure(results)
+                if failure is not None and failure is results[0]:
+                    moved = True
+                outcomes[index] = failure if failure is not None else list(results[1:])
+            if moved:
+                raise errors.ControllerMovedError("Controller epoch zkVersion check fails: a newer controller exists")
+            remaining = lost
+            if lost:
+                raise ConnectionLoss()
+
+        self.until_connected(commit)
+        return outcomes
+
+    def _send_fenced(self, batches: Sequence[Sequence[Op]], epoch_zk_version: int) -> list[Any]:
+        """The multis sent, then their answers: kazoo's results, or the ConnectionLoss that failed one."""
         check = Op.check(znodes.ControllerEpochZNode.path(), epoch_zk_version)
         chroot = self.connect_string.chroot
         pending = []
@@ -610,17 +685,13 @@ class KafkaZkClient(ZkClient):
             for op in (check, *ops):
                 _add_to_transaction(transaction, op, self.acl)
             pending.append(transaction.commit_async())
-        outcomes: list[Any] = []
-        moved = False
+        answers: list[Any] = []
         for request in pending:
-            results = request.get()
-            failure = _first_failure(results)
-            if failure is not None and failure is results[0]:
-                moved = True
-            outcomes.append(failure if failure is not None else list(results[1:]))
-        if moved:
-            raise errors.ControllerMovedError("Controller epoch zkVersion check fails: a newer controller exists")
-        return outcomes
+            try:
+                answers.append(request.get())
+            except ConnectionLoss as lost:
+                answers.append(lost)
+        return answers
 
     # --- broker registration ------------------------------------------------------------------
 
@@ -649,20 +720,16 @@ class KafkaZkClient(ZkClient):
                 )
             return int(stat.czxid)
 
-        until_connected = KazooRetry(
-            max_tries=-1,
-            delay=0.1,
-            max_delay=1.0,
-            deadline=self._session_timeout_s + self._connection_timeout_s,
-            sleep_func=self._zk.handler.sleep_func,
-        )
-        return int(until_connected(register))
+        return self.until_connected(register, through_expiry=True)
 
     def get_or_create_cluster_id(self, proposed: str) -> str:
-        """Kafka's `createOrGetClusterId`: the first broker's id wins."""
+        """Kafka's `createOrGetClusterId`: the first broker's id wins (ours too if our create's answer was
+        lost: it is read back)."""
         self.ensure_paths([znodes.ClusterZNode.path()])
         try:
-            self.create(znodes.ClusterIdZNode.path(), znodes.ClusterIdZNode.encode(proposed))
+            self.until_connected(
+                lambda: self.create(znodes.ClusterIdZNode.path(), znodes.ClusterIdZNode.encode(proposed))
+            )
             return proposed
         except NodeExistsError:
             entry = self.get(znodes.ClusterIdZNode.path())
