@@ -75,6 +75,7 @@ from kafkaops.cluster.controller.events import (
     TopicDeletionStopReplicaResponseReceived,
     UncleanLeaderElectionEnable,
     ZkPartitionReassignment,
+    ZkWatchesLost,
 )
 from kafkaops.cluster.controller.isr_change import IsrChangeNotificationHandler
 from kafkaops.cluster.controller.partition_state_machine import PartitionStateMachine
@@ -195,6 +196,7 @@ class KafkaController:
         """Monotonic time at which the last failover finished loading and acting (benchmarks read it)."""
         self._watch_generation = 0
         self._rebalance_generation = 0
+        self._connection_lost = False  # kazoo's thread only
         self._zk_client = ControllerZkClient(zk)
         self._to_brokers = _ChannelToBrokers(self)
         self.events = ControllerEventManager(self._process, f"controller-{self.broker_id}-event-thread")
@@ -264,10 +266,17 @@ class KafkaController:
 
     def _session_state_changed(self, state: str) -> None:
         if state == KazooState.LOST:
+            self._connection_lost = False  # the new session starts without watches: a failover sets them
             self._active = False  # stop acting before anything else can run
             self.events.put(Expire())
-        elif state == KazooState.CONNECTED and self.active_controller_id is None:
-            self.events.put(Reelect())
+        elif state == KazooState.SUSPENDED:
+            self._connection_lost = True
+        elif state == KazooState.CONNECTED:
+            if self.active_controller_id is None:
+                self.events.put(Reelect())
+            elif self._connection_lost:
+                self.events.put(ZkWatchesLost(self._watch_generation))
+            self._connection_lost = False
 
     def _controller_znode_changed(self, data: bytes | None, stat: Any, event: Any = None) -> bool:
         self.events.put(ControllerChange())
@@ -352,6 +361,9 @@ class KafkaController:
             case AutoPreferredReplicaLeaderElection(generation=generation):
                 if generation == self._rebalance_generation:
                     self._on_auto_rebalance()
+            case ZkWatchesLost(generation=generation):
+                if generation == self._watch_generation:
+                    self._restore_watches()
             case _:
                 assert_never(event)
 
@@ -461,6 +473,22 @@ class KafkaController:
             len(ctx.all_topics),
             len(ctx.all_partitions()),
         )
+
+    def _restore_watches(self) -> None:
+        """After a lost connection (`ZkWatchesLost`): kazoo's recipes (brokers, topics, notifications, the
+        intents) set themselves again; the one-shot watches of each topic and of each moving partition's
+        state are set here, and whatever they would have reported meanwhile is processed now."""
+        ctx, handlers = self.context, self.handlers
+        topics = sorted(ctx.all_topics)
+        log.info(
+            "ZooKeeper connection restored: watching %d topics and %d moving partitions again",
+            len(topics),
+            len(ctx.partitions_being_reassigned),
+        )
+        self._watch_topics(topics)
+        for topic in topics:
+            handlers.topic_changes.process_partition_modifications(topic)
+        handlers.reassignments.maybe_complete_reassignments(list(ctx.partitions_being_reassigned))
 
     def _register_watches(self, generation: int) -> None:
         kazoo = self.zk.kazoo
@@ -645,6 +673,8 @@ class _TopicWatch:
 
     def __call__(self, event: WatchedEvent) -> None:
         controller = self.controller
+        if event.path is None:  # kazoo dropped the watch with the connection: ZkWatchesLost sets it again
+            return
         topic = znodes.TopicZNode.topic_of(event.path)
         if topic is None or self.generation != controller._watch_generation:
             return

@@ -489,6 +489,8 @@ class _PartitionStateWatch:
     on_change: Callable[[TopicPartition], None]
 
     def __call__(self, event: WatchedEvent) -> None:
+        if event.path is None:  # kazoo dropped the watch with the connection: the controller's ZkWatchesLost
+            return
         tp = znodes.TopicPartitionStateZNode.partition_of(event.path)
         if tp is not None:
             self.on_change(tp)

@@ -166,6 +166,16 @@ class AutoPreferredReplicaLeaderElection:
     generation: int
 
 
+@dataclass(frozen=True)
+class ZkWatchesLost:
+    """The session's connection was lost and is back (the session lives on). kazoo then drops its one-shot
+    watches (it does not send ZooKeeper's SetWatches on reconnect, as the Java client Kafka uses does):
+    the topics' and the moving partitions' watches are set again and what changed meanwhile is caught
+    up on. `generation` tells a resigned controller's event from the current one's."""
+
+    generation: int
+
+
 ActiveControllerEvent = (
     BrokerChange
     | TopicChange
@@ -179,6 +189,7 @@ ActiveControllerEvent = (
     | ZkPartitionReassignment
     | PartitionReassignmentIsrChange
     | AutoPreferredReplicaLeaderElection
+    | ZkWatchesLost
 )
 
 ControllerEvent = (

@@ -125,6 +125,11 @@ def test_zookeeper_restart_under_the_cluster(tmp_path):
         with KafkaZkClient(server.connect_string) as zk:
             admin_topics.create_topic(zk, "z2", 1, 2, None, {}, rng=JavaRandom(4))
             wait_for(lambda: state(zk, "z2", 0) is not None, timeout_s=20)
+            # a partition added to a topic known from before: kazoo dropped the topic's one-shot watch with
+            # the connection, and the controller has set it again (the same session, the same controller)
+            admin_topics.create_partitions(zk, "z", 3, [[1, 0]])
+            wait_for(lambda: state(zk, "z", 2) is not None, timeout_s=20)
+            assert local.status().controller_epoch == status.controller_epoch
         assert status.controller_epoch is not None
     finally:
         for broker_id in (0, 1):

@@ -24,17 +24,20 @@ from kafkaops.cluster.controller.events import (
     BrokerChange,
     ControlledShutdown,
     ControllerEvent,
+    Expire,
     IsrChangeNotification,
     LeaderAndIsrResponseReceived,
     LogDirEventNotification,
     PartitionModifications,
     PartitionReassignmentIsrChange,
     PreferredReplicaLeaderElection,
+    Reelect,
     ReplicaLeaderElection,
     TopicChange,
     TopicDeletion,
     TopicDeletionStopReplicaResponseReceived,
     ZkPartitionReassignment,
+    ZkWatchesLost,
 )
 from kafkaops.cluster.controller.state_machines import PartitionReplica, PartitionState, ReplicaState
 from kafkaops.cluster.protocol.schemas import ElectionType
@@ -562,6 +565,46 @@ def test_each_event_of_an_active_controller_goes_to_its_handler(event: Controlle
     controller._active = False
     controller._process(event)
     assert len(calls) == 1  # an inactive controller acts on none of them
+
+
+@pytest.mark.parametrize(
+    ("states", "queued"),
+    [
+        (["SUSPENDED", "CONNECTED"], [ZkWatchesLost(0)]),  # the session lives on, its one-shot watches do not
+        (["CONNECTED"], []),
+        (["SUSPENDED", "LOST", "CONNECTED"], [Expire(), Reelect()]),  # a new session: the failover sets all
+    ],
+    ids=["connection-lost", "first-connection", "session-expired"],
+)
+def test_an_active_controller_sets_its_watches_again_after_a_lost_connection(states: list[str], queued: list[Any]):
+    """kazoo drops every one-shot watch when a connection is lost (it sends no SetWatches on reconnect)."""
+    controller = dispatching_controller(Harness())
+    controller.active_controller_id = 5
+    seen: list[Any] = []
+    controller.events.put = seen.append  # type: ignore[method-assign]
+    for state in states:
+        if state == "LOST":
+            controller.active_controller_id = None  # as the Expire it queues leaves it
+        controller._session_state_changed(state)
+    assert seen == queued
+
+
+def test_watches_are_set_again_and_missed_changes_processed_after_a_lost_connection() -> None:
+    h = Harness()
+    controller = dispatching_controller(h)
+    h.context.set_all_topics(["b", "a"])
+    moving = TopicPartition("a", 0)
+    h.context.partitions_being_reassigned.add(moving)
+    calls: list[tuple[Any, ...]] = []
+    controller._watch_topics = lambda topics: calls.append(("watch", list(topics)))  # type: ignore[method-assign]
+    object.__setattr__(h.handlers.topic_changes, "process_partition_modifications", lambda t: calls.append(("mod", t)))
+    object.__setattr__(
+        h.handlers.reassignments, "maybe_complete_reassignments", lambda ps: calls.append(("complete", list(ps)))
+    )
+    controller._process(ZkWatchesLost(1))  # a resigned incarnation's event: nothing
+    assert calls == []
+    controller._process(ZkWatchesLost(0))
+    assert calls == [("watch", ["a", "b"]), ("mod", "a"), ("mod", "b"), ("complete", [moving])]
 
 
 def test_requests_that_answer_a_caller_say_not_controller_when_inactive() -> None:
