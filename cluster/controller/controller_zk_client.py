@@ -261,7 +261,8 @@ class ControllerZkClient:
     def watch_topic_partition_states(
         self, partitions: Sequence[TopicPartition], on_change: Callable[[TopicPartition], None]
     ) -> dict[TopicPartition, PartitionStateRead]:
-        return self.zk.get_topic_partition_states(partitions, watch=_PartitionStateWatch(on_change))
+        bulk = len(partitions) >= BULK_READ_THRESHOLD
+        return self.zk.get_topic_partition_states(partitions, bulk=bulk, watch=_PartitionStateWatch(on_change))
 
     def create_topic_partition_states(
         self, states: Sequence[tuple[TopicPartition, LeaderIsrAndControllerEpoch]], epoch_zk_version: int

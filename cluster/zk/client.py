@@ -49,6 +49,7 @@ from kafkaops.cluster.zk import multi, znodes
 from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
 from kafkaops.cluster.zk.handler import PollingHandler
 from kafkaops.cluster.zk.pipelined import PipelinedReader, parse_connect_string
+from kafkaops.cluster.zk.set_watches import SetWatchesRequest
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderIsrAndControllerEpoch,
@@ -425,12 +426,13 @@ class KafkaZkClient(ZkClient):
         `bulk`: multiReads (a thousand znodes each) on a connection of their own, ~30 times faster than
         this session for a whole cluster; that connection starts from this session's last zxid, so its
         reads see this session's writes (a caller re-reading after losing a conditional write may ask
-        for it). If that connection fails, the session reads. `watch` (one-shot, on kazoo's thread)
-        needs the session.
+        for it). If that connection fails, the session reads. `watch` (one-shot, on kazoo's thread) is
+        left on each state by this session: with `bulk`, by one SetWatches per multiRead answer
+        (`set_watches.py`), else by each read.
         """
         paths = [znodes.TopicPartitionStateZNode.path(tp.topic, tp.partition) for tp in partitions]
-        if bulk and watch is None:
-            found = self._get_data_bulk(paths)
+        if bulk:
+            found = self._get_data_bulk(paths) if watch is None else self._get_data_bulk_watched(paths, watch)
             if found is not None:
                 return {
                     tp: None if entry is None else decode_partition_state(tp, entry[0], entry[1])
@@ -476,6 +478,40 @@ class KafkaZkClient(ZkClient):
                 return reader.get_data_and_versions(paths, ops_per_request=ops_per_request)
         except (KafkaOpsError, OSError):
             return None
+
+    def _get_data_bulk_watched(
+        self, paths: Sequence[str], watch: Callable[[WatchedEvent], object]
+    ) -> list[tuple[bytes, int] | None] | None:
+        """`_get_data_bulk`, with `watch` left on each znode by this session: a SetWatches from each
+        multiRead answer's zxid, so that a change made after the read fires it. None if the bulk
+        connection failed or has no multiRead (nothing was watched then)."""
+        try:
+            with PipelinedReader(str(self.connect_string), last_zxid_seen=self._zk.last_zxid) as reader:
+                answers = reader.get_data_and_versions_with_zxids(paths)
+        except (KafkaOpsError, OSError):
+            return None
+        if answers is None:
+            return None
+        chroot = self._zk.chroot or ""
+        requests = []
+        found: list[tuple[bytes, int] | None] = []
+        for chunk, entries, zxid in answers:
+            existing = [chroot + path for path, entry in zip(chunk, entries, strict=True) if entry is not None]
+            missing = [chroot + path for path, entry in zip(chunk, entries, strict=True) if entry is None]
+            requests.append(SetWatchesRequest(self._zk, zxid, existing, missing, watch))
+            found += entries
+
+        def set_watches() -> None:
+            pending = []
+            for request in requests:
+                answer = self._zk.handler.async_result()
+                self._zk._call(request, answer)  # as kazoo's own `*_async` methods send theirs
+                pending.append(answer)
+            for answer in pending:
+                answer.get()
+
+        self.until_connected(set_watches)
+        return found
 
     def get_topics_marked_for_deletion(self) -> set[str]:
         return set(self.get_children(znodes.DeleteTopicsZNode.path()) or [])

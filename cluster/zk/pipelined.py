@@ -204,6 +204,20 @@ class PipelinedReader:
                 return results
         return [None if entry is None else (entry[0], entry[1].version) for entry in self.get_data_many(paths)]
 
+    def get_data_and_versions_with_zxids(
+        self, paths: Sequence[str], ops_per_request: int = MULTI_READ_OPS
+    ) -> list[tuple[Sequence[str], list[tuple[bytes, int] | None], int]] | None:
+        """Per multiRead answer: its paths, their `(data, version)` (None where no znode is), and the zxid in
+        its header, which the server takes before it reads (`FinalRequestProcessor`): a change made after
+        the read has a larger one, so a SetWatches from it misses none. None if the server has no
+        multiRead (before ZooKeeper 3.6): then nothing says when each pipelined read was made."""
+        if not self._may_multi_read():
+            return None
+        answers = []
+        for chunk, reply in self._multi_read_replies(paths, OP_GET_DATA, ops_per_request):
+            answers.append((chunk, _data_and_versions(reply, chunk), _REPLY_HEADER.unpack_from(reply)[1]))
+        return answers if self._may_multi_read() else None
+
     def get_children_many(self, paths: Sequence[str]) -> list[list[str] | None]:
         """Children of each path, in order; None where the znode does not exist."""
         results: list[list[str] | None] = []
