@@ -37,7 +37,7 @@ from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.common.kafka_principal import KafkaPrincipal
 from kafkaops.cluster.zk import acl_store
 from kafkaops.cluster.zk.acl_store import NO_ACLS, VersionedAcls
-from kafkaops.cluster.zk.client import ZkClient
+from kafkaops.cluster.zk.zookeeper_client import ZkClient
 
 log = logging.getLogger("kafkaops.authorizer")
 

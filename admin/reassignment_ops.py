@@ -46,8 +46,9 @@ from kafkaops.cluster.common.errors import (
 )
 from kafkaops.cluster.common.jvm_text import int_hash, java_string_hash, scala_list_text, scala_set_order
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import LeaderIsrAndControllerEpoch, ReplicaAssignment, TopicPartition
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 # Throttles set at the level of a broker (Kafka's `DynamicConfig.Broker`) and of a topic (`LogConfig`).
 BROKER_LEADER_THROTTLE = "leader.replication.throttled.rate"

@@ -52,8 +52,9 @@ from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.local.processes import alive, raise_open_files_limit
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.pipelined import PipelinedReader
+from kafkaops.cluster.zk.zookeeper_client import Op
 from kafkaops.statechange.parse import parse_first_line
 
 if TYPE_CHECKING:

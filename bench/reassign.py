@@ -73,8 +73,9 @@ from kafkaops.cluster.local.signals import stop_started
 from kafkaops.cluster.local.zookeeper import LocalZooKeeper, free_port
 from kafkaops.cluster.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_file_name
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 REPLICATION_FACTOR = 3
 FILES_PER_LOG = 1

@@ -36,7 +36,7 @@ from kafkaops.cluster.common.acl import (
 )
 from kafkaops.cluster.common.errors import InvalidConfigurationError, KafkaOpsError
 from kafkaops.cluster.zk import acl_store
-from kafkaops.cluster.zk.client import ZkClient
+from kafkaops.cluster.zk.zookeeper_client import ZkClient
 
 log = logging.getLogger("kafkaops.authorizer")
 

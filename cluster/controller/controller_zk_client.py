@@ -27,7 +27,7 @@ from kazoo.protocol.states import WatchedEvent
 
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op, PartitionStateRead
+from kafkaops.cluster.zk.client import KafkaZkClient, PartitionStateRead
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
     LeaderAndIsr,
@@ -36,6 +36,7 @@ from kafkaops.cluster.zk.values import (
     TopicAssignment,
     TopicPartition,
 )
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 log = logging.getLogger("kafkaops.controller")
 

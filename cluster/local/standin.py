@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import ZkClient
 from kafkaops.cluster.zk.values import BrokerRegistration, EndPoint
+from kafkaops.cluster.zk.zookeeper_client import ZkClient
 
 
 def standin_registration(broker_id: int, rack: str | None = None, port: int | None = None) -> BrokerRegistration:

@@ -32,8 +32,8 @@ from kafkaops.cluster.common.acl import (
 from kafkaops.cluster.common.errors import MalformedZNodeError
 from kafkaops.cluster.common.kafka_principal import KafkaPrincipal
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import ZkClient
 from kafkaops.cluster.zk.values import AclEntry
+from kafkaops.cluster.zk.zookeeper_client import ZkClient
 
 UNKNOWN_VERSION = -2
 """Kafka's `ZkVersion.UnknownVersion`: the resource has no znode."""

@@ -1,4 +1,4 @@
-"""The kazoo session wrapper and Kafka's reads and writes over it (Kafka's `KafkaZkClient`).
+"""Kafka's reads and writes of its ZooKeeper layout over a session (Kafka's `KafkaZkClient`).
 
 Every byte read or written goes through the codecs of `znodes`; this module only moves them.
 Reads of many znodes are pipelined (all requests sent, then all answers awaited), so describing
@@ -11,44 +11,34 @@ One policy for a znode that cannot be read: a missing znode is None, malformed b
 MalformedZNodeError, never "missing". Reads of one znode raise it; reads of many return it in place
 of that znode's value (`PartitionStateRead`), so that one corrupt znode does not hide the others.
 
-A connection lost under a request (the ZooKeeper server the session talks to went away) is waited out and
-the request made again, as Kafka's `retryRequestUntilConnected`, for reads and for the writes whose lost
-answer is told apart (`until_connected`); the other writes raise it to their caller.
+The session itself (kazoo, pipelined raw reads, the waiting out of a lost connection) is
+`zookeeper_client.ZkClient`, Kafka's `ZooKeeperClient`.
 
 Threading: a client may be used from any thread; kazoo serialises requests on its own thread.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import logging
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Self, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from kazoo.client import KazooClient
 from kazoo.exceptions import (
     BadVersionError,
     ConnectionLoss,
     KazooException,
     NodeExistsError,
     NoNodeError,
-    RolledBackError,
     ZookeeperError,
 )
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import WatchedEvent, ZnodeStat
-from kazoo.retry import KazooRetry
-from kazoo.security import ACL
+from kazoo.protocol.states import WatchedEvent
 
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import multi, znodes
-from kafkaops.cluster.zk.acls import DigestCredentials, acls_for
-from kafkaops.cluster.zk.handler import PollingHandler
-from kafkaops.cluster.zk.pipelined import PipelinedReader, parse_connect_string
+from kafkaops.cluster.zk.acls import DigestCredentials
+from kafkaops.cluster.zk.pipelined import PipelinedReader
 from kafkaops.cluster.zk.set_watches import SetWatchesRequest
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
@@ -57,49 +47,27 @@ from kafkaops.cluster.zk.values import (
     TopicAssignment,
     TopicPartition,
 )
+from kafkaops.cluster.zk.zookeeper_client import (
+    DEFAULT_CONNECTION_TIMEOUT_MS,
+    DEFAULT_SESSION_TIMEOUT_MS,
+    Op,
+    ZkClient,
+    add_to_transaction,
+    ensure_path,
+    first_failure,
+)
 
 if TYPE_CHECKING:
     import asyncio  # a tool's start-up does without it: only a broker's ISR writes use it
 
-DEFAULT_SESSION_TIMEOUT_MS = 30_000
-DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
 MAX_OPS_PER_MULTI = 500
 """Operations per ZooKeeper multi in bulk controller writes: a few hundred KB, far below `jute.maxbuffer`."""
 TOPIC_ZNODES_PER_MULTI_READ = 50
 """Topic znodes are big (one entry per partition): fewer of them per multiRead keeps an answer small."""
 
-_T = TypeVar("_T")
-
 PartitionStateRead: TypeAlias = LeaderIsrAndControllerEpoch | MalformedZNodeError | None
 """A partition-state znode as read among many: its state, None if it does not exist, or the typed error
 of its malformed bytes."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Op:
-    """One operation of a ZooKeeper multi."""
-
-    kind: str  # "create", "set", "delete", "check"
-    path: str
-    data: bytes = b""
-    version: int = -1
-    mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT
-
-    @staticmethod
-    def create(path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> Op:
-        return Op("create", path, data, mode=mode)
-
-    @staticmethod
-    def set(path: str, data: bytes, version: int = -1) -> Op:
-        return Op("set", path, data, version)
-
-    @staticmethod
-    def delete(path: str, version: int = -1) -> Op:
-        return Op("delete", path, version=version)
-
-    @staticmethod
-    def check(path: str, version: int) -> Op:
-        return Op("check", path, version=version)
 
 
 def decode_partition_state(
@@ -111,224 +79,6 @@ def decode_partition_state(
         return znodes.TopicPartitionStateZNode.decode(partition.topic, partition.partition, data, zk_version)
     except MalformedZNodeError as error:
         return error
-
-
-class ZkClient:
-    """A started kazoo session on one connect string (chroot created if absent, as brokers do)."""
-
-    def __init__(
-        self,
-        connect: str,
-        session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
-        connection_timeout_ms: int = DEFAULT_CONNECTION_TIMEOUT_MS,
-        credentials: DigestCredentials | None = None,
-        set_acl: bool = False,
-    ) -> None:
-        """`credentials` authenticate the session (digest); with `set_acl` every znode this client
-        creates is writable by that identity only (acls.py). Raises InvalidArgumentError for `set_acl`
-        without credentials."""
-        self.connect_string = parse_connect_string(connect)
-        self._connection_timeout_s = connection_timeout_ms / 1000
-        self._session_timeout_s = session_timeout_ms / 1000
-        self.credentials = credentials
-        self.set_acl = set_acl
-        acls_for("/", credentials, set_acl)  # refuse set_acl without credentials before connecting
-        self._zk = self._start(str(self.connect_string))
-
-    def acl(self, path: str) -> list[ACL]:
-        """The ACL a znode created at `path` gets."""
-        return acls_for(path, self.credentials, self.set_acl)
-
-    def _start(self, hosts: str) -> KazooClient:
-        zk = KazooClient(
-            hosts=hosts,
-            timeout=self._session_timeout_s,
-            handler=PollingHandler(),
-            auth_data=[self.credentials.auth_data] if self.credentials else None,
-            logger=_QUIET_LOGGER,
-        )
-        try:
-            zk.start(timeout=self._connection_timeout_s)
-        except KazooTimeoutError:
-            zk.stop()
-            zk.close()
-            # Kafka's ZooKeeperClientTimeoutException text
-            raise errors.ZooKeeperUnreachableError(
-                "Timed out waiting for connection while in state: CONNECTING"
-            ) from None
-        chrooted = self.connect_string.chroot and hosts == str(self.connect_string)
-        if chrooted and zk.exists("/") is None:
-            zk.stop()
-            zk.close()
-            root = self._start(self.connect_string.hosts)
-            try:
-                _ensure_path(root, self.connect_string.chroot, self.acl)
-            finally:
-                root.stop()
-                root.close()
-            return self._start(hosts)
-        return zk
-
-    @property
-    def kazoo(self) -> KazooClient:
-        """The underlying kazoo client, for watches (callbacks must only enqueue, never block)."""
-        return self._zk
-
-    def close(self) -> None:
-        self._zk.stop()
-        self._zk.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def until_connected(self, request: Callable[[], _T], *, through_expiry: bool = False) -> _T:
-        """`request()`, tried again while the connection is lost under it, as Kafka's
-        `retryRequestUntilConnected`: when the ZooKeeper server this session talks to goes away, the
-        requests in flight fail with ConnectionLoss while kazoo moves the session to another server (those
-        sent meanwhile wait for it). Waits up to a session and a connection time-out, then raises
-        RetryFailedError; a closed client raises at once. `through_expiry`: a request made again on the
-        session that replaces an expired one (only for those a new session may make, such as a broker's
-        registration); by default SessionExpiredError is the caller's, as in Kafka.
-        """
-        until_connected = KazooRetry(
-            max_tries=-1,
-            delay=0.1,
-            max_delay=1.0,
-            ignore_expire=through_expiry,
-            deadline=self._session_timeout_s + self._connection_timeout_s,
-            sleep_func=self._zk.handler.sleep_func,
-        )
-        result: _T = until_connected(request)
-        return result
-
-    # --- reads (each tried again until connected: reading twice changes nothing) ---------------
-
-    def get(self, path: str) -> tuple[bytes, ZnodeStat] | None:
-        try:
-            data, stat = self.until_connected(lambda: self._zk.get(path))
-        except NoNodeError:
-            return None
-        return data or b"", stat
-
-    def exists(self, path: str) -> bool:
-        return self.until_connected(lambda: self._zk.exists(path)) is not None
-
-    def get_children(self, path: str) -> list[str] | None:
-        try:
-            return list(self.until_connected(lambda: self._zk.get_children(path)))
-        except NoNodeError:
-            return None
-
-    def get_many(
-        self, paths: Iterable[str], watch: Callable[[WatchedEvent], object] | None = None
-    ) -> dict[str, tuple[bytes, ZnodeStat] | None]:
-        """Pipelined reads: every request is sent before any answer is awaited. `watch` (one-shot, called
-        on kazoo's thread) is left on each node that exists, set by the read that returns its data."""
-        paths = list(paths)
-
-        def read() -> dict[str, tuple[bytes, ZnodeStat] | None]:
-            pending = [(path, self._zk.get_async(path, watch=watch)) for path in paths]
-            result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
-            for path, async_result in pending:
-                try:
-                    data, stat = async_result.get()
-                    result[path] = (data or b"", stat)
-                except NoNodeError:
-                    result[path] = None
-            return result
-
-        return self.until_connected(read)
-
-    def watch_many(self, paths: Iterable[str], watch: Callable[[WatchedEvent], object]) -> None:
-        """Leave the one-shot `watch` (called on kazoo's thread) on each path, whether its node exists or
-        not (it then fires when it is created): pipelined `exists` requests, no data read."""
-        paths = list(paths)
-
-        def set_watches() -> None:
-            for pending in [self._zk.exists_async(path, watch=watch) for path in paths]:
-                pending.get()
-
-        self.until_connected(set_watches)
-
-    def get_children_many(self, paths: Iterable[str]) -> dict[str, list[str] | None]:
-        paths = list(paths)
-
-        def read() -> dict[str, list[str] | None]:
-            pending = [(path, self._zk.get_children_async(path)) for path in paths]
-            result: dict[str, list[str] | None] = {}
-            for path, async_result in pending:
-                try:
-                    result[path] = list(async_result.get())
-                except NoNodeError:
-                    result[path] = None
-            return result
-
-        return self.until_connected(read)
-
-    # --- writes ------------------------------------------------------------------------------
-
-    def ensure_paths(self, paths: Iterable[str]) -> None:
-        """Create persistent container znodes (null data) and their parents if missing (tried again until
-        connected: a node created by a lost request is found there)."""
-        for path in paths:
-            self.until_connected(functools.partial(_ensure_path, self._zk, path, self.acl))
-
-    def create(self, path: str, data: bytes, mode: znodes.CreateMode = znodes.CreateMode.PERSISTENT) -> str:
-        return str(self._zk.create(path, data, acl=self.acl(path), ephemeral=mode.ephemeral, sequence=mode.sequential))
-
-    def multi(self, ops: Sequence[Op]) -> list[Any]:
-        """Run `ops` atomically; raise the kazoo error of the first operation that failed.
-
-        kazoo's transaction does not raise on failure: every result is inspected here.
-        """
-        transaction = self._zk.transaction()
-        for op in ops:
-            _add_to_transaction(transaction, op, self.acl)
-        results: list[Any] = transaction.commit()
-        failure = _first_failure(results)
-        if failure is not None:
-            raise failure
-        return list(results)
-
-
-# The chroot is created on connect (as Kafka brokers do), so kazoo's warning about it is noise.
-warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
-
-
-def _ensure_path(zk: KazooClient, path: str, acl: Callable[[str], list[ACL]]) -> None:
-    """kazoo's `ensure_path`, but each missing ancestor gets its own path's ACL (sensitive roots differ)."""
-    if zk.exists(path) is not None:
-        return
-    prefix = ""
-    for part in path.strip("/").split("/"):
-        prefix = f"{prefix}/{part}"
-        with suppress(NodeExistsError):
-            if zk.exists(prefix) is None:
-                zk.create(prefix, b"", acl=acl(prefix))
-
-
-def _add_to_transaction(transaction: Any, op: Op, acl: Callable[[str], list[ACL]]) -> None:
-    if op.kind == "create":
-        transaction.create(op.path, op.data, acl=acl(op.path), ephemeral=op.mode.ephemeral, sequence=op.mode.sequential)
-    elif op.kind == "set":
-        transaction.set_data(op.path, op.data, version=op.version)
-    elif op.kind == "delete":
-        transaction.delete(op.path, version=op.version)
-    elif op.kind == "check":
-        transaction.check(op.path, op.version)
-    else:  # pragma: no cover - Op's constructors only make the four kinds
-        raise ValueError(f"unknown multi operation {op.kind}")
-
-
-def _first_failure(results: Sequence[Any]) -> Exception | None:
-    """kazoo reports a failed multi as results: the failing op's error, RolledBackError for the rest."""
-    for result in results:
-        if isinstance(result, Exception) and not isinstance(result, RolledBackError):
-            return result
-    return None
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop, settle: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -351,12 +101,6 @@ def _copy_outcome(into: asyncio.Future[Any], source: asyncio.Future[Any]) -> Non
         into.set_exception(error)
     else:
         into.set_result(source.result())
-
-
-_QUIET_LOGGER = logging.getLogger("kafkaops.zk.kazoo")
-"""kazoo logs every failed connection attempt; an operator only needs the final verdict."""
-_QUIET_LOGGER.addHandler(logging.NullHandler())
-_QUIET_LOGGER.propagate = False
 
 
 class KafkaZkClient(ZkClient):
@@ -695,7 +439,7 @@ class KafkaZkClient(ZkClient):
                 if isinstance(results, ConnectionLoss):
                     lost.append(index)
                     continue
-                failure = _first_failure(results)
+                failure = first_failure(results)
                 if failure is not None and failure is results[0]:
                     moved = True
                 outcomes[index] = failure if failure is not None else list(results[1:])
@@ -719,7 +463,7 @@ class KafkaZkClient(ZkClient):
                 continue
             transaction = self._zk.transaction()
             for op in (check, *ops):
-                _add_to_transaction(transaction, op, self.acl)
+                add_to_transaction(transaction, op, self.acl)
             pending.append(transaction.commit_async())
         answers: list[Any] = []
         for request in pending:
@@ -865,7 +609,7 @@ class KafkaZkClient(ZkClient):
         ]
 
         def settle(result: Any) -> None:  # on the loop
-            if result.successful() and _first_failure(result.value) is None:
+            if result.successful() and first_failure(result.value) is None:
                 for future, stat in zip(settled, result.value, strict=True):
                     if not future.done():
                         future.set_result(int(stat.version))
@@ -930,7 +674,7 @@ class KafkaZkClient(ZkClient):
             return
         except NoNodeError:
             pass
-        _ensure_path(self._zk, path.rsplit("/", 1)[0], self.acl)
+        ensure_path(self._zk, path.rsplit("/", 1)[0], self.acl)
         try:
             self._zk.create(path, data, acl=self.acl(path))
         except NodeExistsError:

@@ -11,8 +11,8 @@ import yaml
 from kafkaops.cluster.common.errors import UserError
 from kafkaops.cluster.local.cluster import LocalCluster
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import Op
 from kafkaops.cluster.zk.values import TopicPartition
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 
 def state_dir_with_broker(state: Path, zk_connect: str, broker_id: int) -> LocalCluster:

@@ -8,7 +8,8 @@ from kazoo.exceptions import BadVersionError, ConnectionLoss
 from kafkaops.cluster.common.errors import BrokerIdTakenError, ControllerMovedError
 from kafkaops.cluster.local.standin import standin_registration
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 
 def test_first_controller_gets_epoch_1_and_losers_are_refused(zk_connect):

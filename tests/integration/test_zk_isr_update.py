@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from kafkaops.cluster.zk import znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
 from kafkaops.cluster.zk.values import LeaderAndIsr, LeaderIsrAndControllerEpoch, TopicPartition
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 TP = TopicPartition("isr-writes", 0)
 PATH = znodes.TopicPartitionStateZNode.path(TP.topic, TP.partition)

@@ -9,7 +9,8 @@ import pytest
 from kazoo.exceptions import BadVersionError, ConnectionLoss, SessionExpiredError
 
 from kafkaops.cluster.zk import multi, znodes
-from kafkaops.cluster.zk.client import KafkaZkClient, Op
+from kafkaops.cluster.zk.client import KafkaZkClient
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 
 def lose_first(monkeypatch, kazoo, method, applied=False, error=ConnectionLoss, path=None):

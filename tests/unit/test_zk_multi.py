@@ -10,8 +10,8 @@ from kazoo.protocol.paths import _prefix_root
 from kazoo.protocol.serialization import CheckVersion, Delete, SetData, Transaction
 
 from kafkaops.cluster.zk import multi
-from kafkaops.cluster.zk.client import Op
 from kafkaops.cluster.zk.pipelined import parse_connect_string
+from kafkaops.cluster.zk.zookeeper_client import Op
 
 segment = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1, max_size=12)
 path = st.lists(segment.filter(lambda s: s not in (".", "..")), min_size=1, max_size=4).map(lambda p: "/" + "/".join(p))
