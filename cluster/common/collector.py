@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _lock = threading.Lock()
 _depth = 0
@@ -43,3 +43,42 @@ def collector_paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _was_enabled:
                 gc.enable()
+
+
+FULL_COLLECTION_INTERVAL_S = 30.0
+"""How often a broker process may walk its whole heap (see `full_collections_on_a_timer`)."""
+_NEVER = 2**30
+"""A third threshold no count reaches: the interpreter never starts a full collection by itself."""
+
+
+def full_collections_on_a_timer(interval_s: float = FULL_COLLECTION_INTERVAL_S) -> Callable[[], None]:
+    """A broker process's full collections at most once per `interval_s`, from a daemon thread, and only
+    when the interpreter would have wanted one (its oldest generation's count past the threshold it had);
+    young collections stay automatic. Returns a function that stops the timer and restores the threshold.
+
+    Why: a broker's heap holds every partition's objects (~400,000 tracked at 10,000 partitions), and every
+    request about thousands of partitions (an UpdateMetadata, a LeaderAndIsr, a fetch round) leaves tens of
+    thousands of new long-lived objects, which the interpreter's rule (a full collection once a quarter of
+    the heap is new) turns into one full collection every second or two, each a walk of the whole heap:
+    measured in a reassignment of 10,000 partitions, 6-7 full collections per broker in 14 s, 0.4-1.4 s of
+    wall time each on the loaded two cores, more than half of each broker's busy time. What they find is
+    cyclic garbage, which is rare here (reference counting frees the rest at once), so finding it within
+    `interval_s` is enough.
+    """
+    threshold0, threshold1, threshold2 = gc.get_threshold()
+    gc.set_threshold(threshold0, threshold1, _NEVER)
+    stopped = threading.Event()
+
+    def run() -> None:
+        while not stopped.wait(interval_s):
+            # not during a paused burst (`collector_paused`), whose point is to keep full collections out of it
+            if gc.isenabled() and gc.get_count()[2] > threshold2:
+                gc.collect()
+
+    threading.Thread(target=run, name="full-gc-timer", daemon=True).start()
+
+    def stop() -> None:
+        stopped.set()
+        gc.set_threshold(threshold0, threshold1, threshold2)
+
+    return stop

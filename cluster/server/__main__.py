@@ -24,6 +24,7 @@ import threading
 from typing import NoReturn
 
 from kafkaops.cluster.broker.config import load_broker_config
+from kafkaops.cluster.common.collector import full_collections_on_a_timer
 from kafkaops.cluster.common.errors import KafkaOpsError
 from kafkaops.cluster.server import SIGNAL_STOP_UNCONTROLLED
 from kafkaops.cluster.server.kafka_server import KafkaServer
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(SIGNAL_STOP_UNCONTROLLED, stop_without_controlled_shutdown)
+    full_collections_on_a_timer()
     try:
         config = load_broker_config(args.config)
         server = KafkaServer(config)

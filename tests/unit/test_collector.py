@@ -1,15 +1,17 @@
 """collector_paused: the process's cyclic collector off while any thread's block runs, back on after the
-last one (the controller's event thread and the broker's event loop pause it at the same time)."""
+last one (the controller's event thread and the broker's event loop pause it at the same time).
+full_collections_on_a_timer: a broker's full collections from a timer only."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
 
-from kafkaops.cluster.common.collector import collector_paused
+from kafkaops.cluster.common.collector import collector_paused, full_collections_on_a_timer
 
 
 @pytest.fixture(autouse=True)
@@ -92,3 +94,38 @@ def test_many_threads_at_once_leave_it_on() -> None:
     for t in threads:
         t.join(30)
     assert gc.isenabled()
+
+
+class _Node:
+    """An object in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.itself = self
+
+
+def _old_cycle() -> threading.Event:
+    """A garbage cycle in the oldest generation (young collections cannot free it); the event is set when
+    it is freed."""
+    freed = threading.Event()
+    node = _Node()
+    weakref.finalize(node, freed.set)
+    gc.collect(1)  # still referenced here: it moves up into the oldest generation
+    del node
+    return freed
+
+
+def test_full_collections_come_from_the_timer_not_from_the_young_ones() -> None:
+    gc.enable()
+    threshold = gc.get_threshold()
+    stop = full_collections_on_a_timer(interval_s=0.05)
+    try:
+        assert gc.get_threshold()[2] > 10**6  # the interpreter starts none by itself
+        with collector_paused():  # the timer holds off during a paused burst
+            freed = _old_cycle()
+            for _ in range(threshold[2] + 1):
+                gc.collect(1)  # each young collection counts toward the oldest generation's threshold
+            assert not freed.wait(0.3)
+        assert freed.wait(5)  # the timer's next round, the burst over
+    finally:
+        stop()
+    assert gc.get_threshold() == threshold
