@@ -1,4 +1,5 @@
-"""The cyclic garbage collector paused over one burst of per-partition work.
+"""The cyclic garbage collector paused over one burst of per-partition work, and a broker's full
+collections on a timer (`full_collections_on_a_timer`, at the end).
 
 A controller event or a LeaderAndIsr about 10,000 partitions allocates hundreds of thousands of objects
 that outlive the burst (new states, request bodies, log lines). With the collector on, they set off
