@@ -25,6 +25,7 @@ from kafkaops.cluster.common.errors import (
     ReassignmentInProgressError,
     TopicExistsError,
     UnknownTopicOrPartitionError,
+    ZNodeVersionConflictError,
 )
 from kafkaops.cluster.common.jvm_text import hash_map_order, java_split
 from kafkaops.cluster.zk import znodes
@@ -296,10 +297,7 @@ def alter_topics(
         if change_config:
             zk.set_entity_config_and_notify(znodes.ConfigType.TOPIC, name, new_config, version)
         if added and assignment_and_version is not None:
-            current_assignment, zk_version = assignment_and_version
-            merged = dict(current_assignment.partitions)
-            merged.update({p: ReplicaAssignment(tuple(r)) for p, r in added.items()})
-            zk.set_topic_assignment(name, TopicAssignment(merged, current_assignment.topic_id), zk_version)
+            write_added_partitions(zk, name, assignment_and_version, added)
         results.append(AlterTopicResult(name, change_config, new_config, added))
     return results
 
@@ -350,10 +348,34 @@ def create_partitions(
         topic, existing, broker_ids, count, racks=racks, replica_assignment=manual, rng=rng
     )
     if not validate_only:
-        merged = dict(current.partitions)
-        merged.update({p: ReplicaAssignment(tuple(r)) for p, r in added.items()})
-        zk.set_topic_assignment(topic, TopicAssignment(merged, current.topic_id), version)
+        write_added_partitions(zk, topic, (current, version), added)
     return added
+
+
+ADD_PARTITIONS_ATTEMPTS = 3
+
+
+def write_added_partitions(
+    zk: KafkaZkClient, topic: str, read: tuple[TopicAssignment, int], added: Mapping[int, Sequence[int]]
+) -> None:
+    """`/brokers/topics/<topic>` with the `added` partitions, conditional on the version `read`.
+
+    A znode that moved on with its partitions as they were read is merged into again (Kafka's controller
+    writes the topic id into the znode of a topic created without one, just after it appears: a tool
+    adding partitions at once lost that race); a change of the partitions themselves raises
+    ZNodeVersionConflictError, nothing written. Kafka writes unconditionally, after re-reading the id.
+    """
+    current, version = read
+    for attempt in range(1, ADD_PARTITIONS_ATTEMPTS + 1):
+        merged = {**current.partitions, **{p: ReplicaAssignment(tuple(r)) for p, r in added.items()}}
+        try:
+            zk.set_topic_assignment(topic, TopicAssignment(merged, current.topic_id), version)
+            return
+        except ZNodeVersionConflictError:
+            again = zk.get_topic_assignment_versioned(topic)
+            if attempt == ADD_PARTITIONS_ATTEMPTS or again is None or again[0].partitions != current.partitions:
+                raise
+            current, version = again
 
 
 # --- delete -------------------------------------------------------------------------------------
