@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from kazoo.exceptions import (
     BadVersionError,
@@ -38,7 +38,7 @@ from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import KafkaOpsError, MalformedZNodeError
 from kafkaops.cluster.zk import multi, znodes
 from kafkaops.cluster.zk.acls import DigestCredentials
-from kafkaops.cluster.zk.pipelined import PipelinedReader
+from kafkaops.cluster.zk.pipelined import MULTI_READ_OPS, PipelinedReader
 from kafkaops.cluster.zk.set_watches import SetWatchesRequest
 from kafkaops.cluster.zk.values import (
     BrokerRegistration,
@@ -53,6 +53,7 @@ from kafkaops.cluster.zk.zookeeper_client import (
     Op,
     ZkClient,
     add_to_transaction,
+    call_async,
     ensure_path,
     first_failure,
 )
@@ -64,6 +65,8 @@ MAX_OPS_PER_MULTI = 500
 """Operations per ZooKeeper multi in bulk controller writes: a few hundred KB, far below `jute.maxbuffer`."""
 TOPIC_ZNODES_PER_MULTI_READ = 50
 """Topic znodes are big (one entry per partition): fewer of them per multiRead keeps an answer small."""
+
+_R = TypeVar("_R")
 
 PartitionStateRead: TypeAlias = LeaderIsrAndControllerEpoch | MalformedZNodeError | None
 """A partition-state znode as read among many: its state, None if it does not exist, or the typed error
@@ -212,14 +215,16 @@ class KafkaZkClient(ZkClient):
         return result
 
     def _get_data_bulk(
-        self, paths: Sequence[str], ops_per_request: int | None = None
+        self, paths: Sequence[str], ops_per_request: int = MULTI_READ_OPS
     ) -> Sequence[tuple[bytes, int] | None] | None:
         """The znodes' (data, version) by multiRead on a bulk connection; None if that connection failed."""
+        return self._bulk_read(lambda reader: reader.get_data_and_versions(paths, ops_per_request))
+
+    def _bulk_read(self, read: Callable[[PipelinedReader], _R]) -> _R | None:
+        """`read` on a bulk connection that starts from this session's last zxid; None if it failed."""
         try:
             with PipelinedReader(str(self.connect_string), last_zxid_seen=self._zk.last_zxid) as reader:
-                if ops_per_request is None:
-                    return reader.get_data_and_versions(paths)
-                return reader.get_data_and_versions(paths, ops_per_request=ops_per_request)
+                return read(reader)
         except (KafkaOpsError, OSError):
             return None
 
@@ -229,11 +234,7 @@ class KafkaZkClient(ZkClient):
         """`_get_data_bulk`, with `watch` left on each znode by this session: a SetWatches from each
         multiRead answer's zxid, so that a change made after the read fires it. None if the bulk
         connection failed or has no multiRead (nothing was watched then)."""
-        try:
-            with PipelinedReader(str(self.connect_string), last_zxid_seen=self._zk.last_zxid) as reader:
-                answers = reader.get_data_and_versions_with_zxids(paths)
-        except (KafkaOpsError, OSError):
-            return None
+        answers = self._bulk_read(lambda reader: reader.get_data_and_versions_with_zxids(paths))
         if answers is None:
             return None
         chroot = self._zk.chroot or ""
@@ -246,12 +247,7 @@ class KafkaZkClient(ZkClient):
             found += entries
 
         def set_watches() -> None:
-            pending = []
-            for request in requests:
-                answer = self._zk.handler.async_result()
-                self._zk._call(request, answer)  # as kazoo's own `*_async` methods send theirs
-                pending.append(answer)
-            for answer in pending:
+            for answer in [call_async(self._zk, request) for request in requests]:
                 answer.get()
 
         self.until_connected(set_watches)
@@ -486,8 +482,8 @@ class KafkaZkClient(ZkClient):
         """
         path = znodes.BrokerIdZNode.path(registration.broker_id)
 
-        def register() -> int:
-            self.ensure_paths([znodes.BrokerIdsZNode.path()])
+        def register() -> int:  # retried as a whole, below
+            ensure_path(self._zk, znodes.BrokerIdsZNode.path(), self.acl)
             with suppress(NodeExistsError):
                 self.create(path, znodes.BrokerIdZNode.encode(registration), znodes.BrokerIdZNode.mode)
             stat = self._zk.exists(path)

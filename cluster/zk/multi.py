@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from kazoo.protocol.serialization import Transaction
 
 from kafkaops.cluster.zk.pipelined import INT, MULTI_DONE, MULTI_HEADER
+from kafkaops.cluster.zk.zookeeper_client import call_async
 
 OP_DELETE = 2
 OP_SET_DATA = 5
@@ -91,6 +92,4 @@ class SerializedMulti(Transaction):  # type: ignore[misc]  # kazoo is untyped
 def commit_async(client: Any, body: bytes) -> Any:
     """Send a serialized multi on a kazoo client's session; returns kazoo's async result (the list of
     per-operation results, as `TransactionRequest.commit_async` gives)."""
-    result = client.handler.async_result()
-    client._call(SerializedMulti(body), result)  # what TransactionRequest.commit_async does with its request
-    return result
+    return call_async(client, SerializedMulti(body))  # what TransactionRequest.commit_async does

@@ -38,6 +38,7 @@ DEFAULT_SESSION_TIMEOUT_MS = 30_000
 DEFAULT_CONNECTION_TIMEOUT_MS = 15_000
 
 _T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,41 +182,31 @@ class ZkClient:
     ) -> dict[str, tuple[bytes, ZnodeStat] | None]:
         """Pipelined reads: every request is sent before any answer is awaited. `watch` (one-shot, called
         on kazoo's thread) is left on each node that exists, set by the read that returns its data."""
-        paths = list(paths)
-
-        def read() -> dict[str, tuple[bytes, ZnodeStat] | None]:
-            pending = [(path, self._zk.get_async(path, watch=watch)) for path in paths]
-            result: dict[str, tuple[bytes, ZnodeStat] | None] = {}
-            for path, async_result in pending:
-                try:
-                    data, stat = async_result.get()
-                    result[path] = (data or b"", stat)
-                except NoNodeError:
-                    result[path] = None
-            return result
-
-        return self.until_connected(read)
+        return self._read_many(
+            paths, lambda path: self._zk.get_async(path, watch=watch), lambda answer: (answer[0] or b"", answer[1])
+        )
 
     def watch_many(self, paths: Iterable[str], watch: Callable[[WatchedEvent], object]) -> None:
         """Leave the one-shot `watch` (called on kazoo's thread) on each path, whether its node exists or
         not (it then fires when it is created): pipelined `exists` requests, no data read."""
-        paths = list(paths)
-
-        def set_watches() -> None:
-            for pending in [self._zk.exists_async(path, watch=watch) for path in paths]:
-                pending.get()
-
-        self.until_connected(set_watches)
+        self._read_many(paths, lambda path: self._zk.exists_async(path, watch=watch), lambda answer: answer)
 
     def get_children_many(self, paths: Iterable[str]) -> dict[str, list[str] | None]:
+        return self._read_many(paths, self._zk.get_children_async, list)
+
+    def _read_many(
+        self, paths: Iterable[str], send: Callable[[str], Any], value: Callable[[Any], _V]
+    ) -> dict[str, _V | None]:
+        """Each path's answer to `send` as `value` makes it (None for a missing znode): every request sent
+        before any answer is awaited, all of them again if the connection is lost under them."""
         paths = list(paths)
 
-        def read() -> dict[str, list[str] | None]:
-            pending = [(path, self._zk.get_children_async(path)) for path in paths]
-            result: dict[str, list[str] | None] = {}
-            for path, async_result in pending:
+        def read() -> dict[str, _V | None]:
+            pending = [(path, send(path)) for path in paths]
+            result: dict[str, _V | None] = {}
+            for path, answer in pending:
                 try:
-                    result[path] = list(async_result.get())
+                    result[path] = value(answer.get())
                 except NoNodeError:
                     result[path] = None
             return result
@@ -250,6 +241,14 @@ class ZkClient:
 
 # The chroot is created on connect (as Kafka brokers do), so kazoo's warning about it is noise.
 warnings.filterwarnings("ignore", message="No chroot path exists", category=UserWarning)
+
+
+def call_async(zk: KazooClient, request: Any) -> Any:
+    """Send a request kazoo has no method for (a serialized multi, a SetWatches) on the session, as kazoo's
+    own `*_async` methods send theirs; returns kazoo's async result."""
+    answer = zk.handler.async_result()
+    zk._call(request, answer)
+    return answer
 
 
 def ensure_path(zk: KazooClient, path: str, acl: Callable[[str], list[ACL]]) -> None:
