@@ -12,7 +12,8 @@ functions, so both engines give the same plan for the same input and seed.
 3. `solve_targets` on the driver, its per-topic targets broadcast;
 4. `realize_topic` per topic after `groupByKey` (executors): a topic's partitions are planned together;
 5. leader repair: cluster leader counts aggregated; only partitions `needs_leader_repair` picks are
-   collected and rebalanced on the driver by `fix_leaders`.
+   collected and rebalanced on the driver by `repair_leaders` (every partition, in the rare case
+   that pick cannot reach the bounds).
 
 Executors run Python (phases 1, 2, 4): they need kafkaops importable — the same virtualenv on a
 local or standalone cluster, `--py-files` (a zip of the package) elsewhere. Input rows: JSON lines
@@ -37,17 +38,18 @@ from kafkaops.admin.planner import (
     Layout,
     Plan,
     PlanReport,
+    RepairRow,
     ReportBuilder,
     Targets,
     TopicOutcome,
     TopicStats,
     dropped_for_racks,
-    fix_leaders,
     leaders_balanced,
     make_layout,
     needs_leader_repair,
     normalize_partition,
     realize_topic,
+    repair_leaders,
     solve_targets,
     topic_figures,
     validate_current,
@@ -123,13 +125,13 @@ def _leader_counts(outcomes: RDD, n: int) -> list[int]:
     return outcomes.map(count).reduce(lambda a, b: [x + y for x, y in zip(a, b, strict=True)])
 
 
-def _repair_rows(outcomes: RDD, counts: list[int], targets: Targets) -> list[tuple[str, int, list[int], int]]:
+def _repair_rows(outcomes: RDD, counts: list[int], targets: Targets, every: bool) -> list[RepairRow]:
     caps, floors = targets.broker_leaders, targets.leader_floors
 
-    def pick(item: tuple[TopicOutcome, dict[int, list[int]]]) -> Iterator[tuple[str, int, list[int], int]]:
+    def pick(item: tuple[TopicOutcome, dict[int, list[int]]]) -> Iterator[RepairRow]:
         o = item[0]
         for (pid, replicas), lead in zip(o.partitions, o.original_leaders, strict=True):
-            if needs_leader_repair(replicas, counts, caps, floors):
+            if every or needs_leader_repair(replicas, counts, caps, floors):
                 yield o.topic, pid, replicas, lead
 
     return sorted(outcomes.flatMap(pick).collect(), key=lambda r: (r[0], r[1]))
@@ -206,11 +208,7 @@ def plan_rows(spark: SparkSession, rows: RDD, layout: Layout, seed: int = 0) -> 
     counts = _leader_counts(outcomes, len(layout.brokers))
     repaired: dict[Key, list[int]] = {}
     if not leaders_balanced(counts, targets):
-        rows_ = _repair_rows(outcomes, counts, targets)
-        repaired = {
-            (t, pid): replicas
-            for t, pid, replicas in fix_leaders(rows_, counts, targets.broker_leaders, targets.leader_floors)
-        }
+        repaired = repair_leaders(lambda every: _repair_rows(outcomes, counts, targets, every), counts, targets)
     inexact = tuple(sorted(outcomes.filter(lambda item: not item[0].exact).map(lambda item: item[0].topic).collect()))
     normalized.unpersist()
     return SparkPlan(_final_rows(outcomes, sc.broadcast(repaired), layout_b), targets, inexact)

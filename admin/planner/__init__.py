@@ -34,9 +34,10 @@ which is why they are separate functions over picklable values):
    paths re-route earlier placements (no extra move), and only then does a two-partition exchange
    spend one. Then the leaders, by a capacitated matching of partitions to their replicas
    (augmenting paths), keeping the current leader wherever the counts allow.
-5. `fix_leaders` — cluster-wide leader repair (reordering only) over the partitions that
-   `needs_leader_repair` picks, when per-topic leader counts could not all be met (sparse topics,
-   or topics of RF 1, whose leaders are pinned to their replicas).
+5. `repair_leaders` — cluster-wide leader repair (reordering only, `fix_leaders`) over the
+   partitions that `needs_leader_repair` picks, when per-topic leader counts could not all be met
+   (sparse topics, or topics of RF 1, whose leaders are pinned to their replicas); over every
+   partition when that pick leaves the counts out of bounds.
 
 The lower bound reported next to the moves is the replicas on brokers that are not targets, plus
 the largest of: the rack-breaking replicas; Σ over brokers of max(0, held - target) with the +1
@@ -71,7 +72,13 @@ from kafkaops.admin.planner.layout import (
     rack_span_violation,
     validate_current,
 )
-from kafkaops.admin.planner.leaders import fix_leaders, leaders_balanced, needs_leader_repair
+from kafkaops.admin.planner.leaders import (
+    RepairRow,
+    fix_leaders,
+    leaders_balanced,
+    needs_leader_repair,
+    repair_leaders,
+)
 from kafkaops.admin.planner.realize import TopicOutcome, realize_topic, topic_rng
 from kafkaops.admin.planner.report import (
     BrokerFigures,
@@ -93,6 +100,7 @@ __all__ = [
     "LowerBound",
     "Plan",
     "PlanReport",
+    "RepairRow",
     "ReportBuilder",
     "Spread",
     "Targets",
@@ -116,6 +124,7 @@ __all__ = [
     "rack_limits",
     "rack_span_violation",
     "realize_topic",
+    "repair_leaders",
     "solve_targets",
     "split_batches",
     "topic_figures",

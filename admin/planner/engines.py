@@ -11,7 +11,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from kafkaops.admin.assignment import JavaRandom, assign_replicas_to_brokers
 from kafkaops.admin.planner.layout import HOLE, Key, Layout, make_layout, may_take, validate_current
-from kafkaops.admin.planner.leaders import assign_leaders, fix_leaders, leaders_balanced, needs_leader_repair
+from kafkaops.admin.planner.leaders import (
+    RepairRow,
+    assign_leaders,
+    leaders_balanced,
+    needs_leader_repair,
+    repair_leaders,
+)
 from kafkaops.admin.planner.realize import TopicOutcome, realize_topic
 from kafkaops.admin.planner.stats import TopicStats, dropped_for_racks, normalize_partition
 from kafkaops.admin.planner.targets import LowerBound, Targets, cap_fill, solve_targets, top_brokers
@@ -71,13 +77,16 @@ def finish_leaders(outcomes: list[TopicOutcome], targets: Targets) -> list[Topic
     goal, floors = targets.broker_leaders, targets.leader_floors
     if leaders_balanced(counts, targets):
         return outcomes
-    rows = [
-        (o.topic, pid, replicas, lead)
-        for o in outcomes
-        for (pid, replicas), lead in zip(o.partitions, o.original_leaders, strict=True)
-        if needs_leader_repair(replicas, counts, goal, floors)
-    ]
-    fixed = {(t, pid): replicas for t, pid, replicas in fix_leaders(rows, counts, goal, floors)}
+
+    def pick(every: bool) -> list[RepairRow]:
+        return [
+            (o.topic, pid, replicas, lead)
+            for o in outcomes
+            for (pid, replicas), lead in zip(o.partitions, o.original_leaders, strict=True)
+            if every or needs_leader_repair(replicas, counts, goal, floors)
+        ]
+
+    fixed = repair_leaders(pick, counts, targets)
     if not fixed:
         return outcomes
     return [

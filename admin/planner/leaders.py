@@ -8,7 +8,7 @@ topics of RF 1, whose leaders are pinned to their replicas).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kafkaops.admin.planner.layout import HOLE
 from kafkaops.admin.planner.targets import Targets
@@ -213,8 +213,34 @@ def leaders_balanced(leader_counts: Sequence[int], targets: Targets) -> bool:
     )
 
 
+RepairRow = tuple[str, int, list[int], int]
+
+
+def repair_leaders(
+    pick: Callable[[bool], Sequence[RepairRow]], leader_counts: Sequence[int], targets: Targets
+) -> dict[tuple[str, int], list[int]]:
+    """Phase 5 for both engines: the replica lists to reorder, by (topic, partition).
+
+    `pick(False)` gives the rows `needs_leader_repair` picks, `pick(True)` every partition's. The
+    narrow pick is enough almost always; but a leadership may have to pass on through partitions
+    whose replicas all lead their target already (broker 1 above its cap, broker 8 below its floor,
+    and only a chain t0-6 [1,2] -> t0-1 [2,0] -> ... between them), so when the counts are still out
+    of bounds after it, the repair runs again over every partition.
+    """
+    caps, floors = targets.broker_leaders, targets.leader_floors
+    rows = pick(False)
+    fixed = fix_leaders(rows, leader_counts, caps, floors)
+    after = list(leader_counts)
+    for (_, _, before, _), (_, _, replicas) in zip(rows, fixed, strict=True):
+        after[before[0]] -= 1
+        after[replicas[0]] += 1
+    if not leaders_balanced(after, targets):
+        fixed = fix_leaders(pick(True), leader_counts, caps, floors)
+    return {(topic, pid): replicas for topic, pid, replicas in fixed}
+
+
 def fix_leaders(
-    rows: Sequence[tuple[str, int, list[int], int]],
+    rows: Sequence[RepairRow],
     leader_counts: Sequence[int],
     targets: Sequence[int],
     floors: Sequence[int] | None = None,
