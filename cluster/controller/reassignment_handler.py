@@ -220,8 +220,9 @@ class ReassignmentHandler:
         reassignment was adding and the new one does not hold are stopped. Phase A (TRS ⊄ ISR): bump
         the leader epoch, LeaderAndIsr to the origin and adding replicas, AR → NewReplica. Phase B
         (TRS ⊆ ISR): AR → OnlineReplica, RS = TRS in memory, leader moved if it is leaving (or dead),
-        RR → Offline → deleted, RS = TRS in ZooKeeper, the entry leaves `/admin/reassign_partitions`,
-        UpdateMetadata. The topic znode holds ORS until the very end, so a new controller can resume.
+        RR → Offline → deleted, UpdateMetadata (the requests of these steps in one batch), RS = TRS in
+        ZooKeeper, the entry leaves `/admin/reassign_partitions`. The topic znode holds ORS until the
+        very end, so a new controller can resume.
         """
         ctx = self.context
         # no deletion while a partition moves
@@ -277,15 +278,29 @@ class ReassignmentHandler:
         completed = {tp: ReplicaAssignment(a.target_replicas) for tp, a in reassignments.items()}
         for tp, assignment in completed.items():
             ctx.update_partition_full_replica_assignment(tp, assignment)  # B2
-        self._move_reassigned_partition_leaders_if_required(completed)  # B3
-        self._stop_removed_replicas_of_reassigned_partitions(  # B4, B5
-            [PartitionReplica(tp, r) for tp, a in reassignments.items() for r in a.removing_replicas]
-        )
+        # B3, B4, B5 and B8 share one batch. Kafka sends B3's LeaderAndIsr (the moved leader), B4's (the
+        # ISR without the removing replicas: the same partitions to the same target replicas, a later
+        # leader epoch), B4's and B5's StopReplica (delete false, then true) and B8's UpdateMetadata (what
+        # B4's already carried: B6 and B7 change no leadership) as four rounds of requests. One batch keeps
+        # the last entry per broker and partition: each target replica's broker gets one LeaderAndIsr with
+        # the final state, each removing replica's one StopReplica with delete, every broker one
+        # UpdateMetadata. ZooKeeper is written step by step, as Kafka writes it.
+        batch = self.channel.new_batch()
+        try:
+            resent = self._move_reassigned_partition_leaders_if_required(completed, batch)  # B3
+            self._stop_removed_replicas_of_reassigned_partitions(  # B4, B5
+                [PartitionReplica(tp, r) for tp, a in reassignments.items() for r in a.removing_replicas], batch
+            )
+        except ControllerMovedError:
+            raise
+        except Exception:
+            self.channel.send(batch)  # what the steps before the failure decided goes out, as in Kafka
+            raise
+        batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, list(completed))  # B8
+        self.channel.send(batch)
+        self._log_reassignment_requests(completed, resent)
         self._update_replica_assignments(completed)  # B6
         self._remove_partitions_from_reassigning_partitions(completed)  # B7
-        batch = self.channel.new_batch()  # B8
-        batch.add_update_metadata(ctx.live_or_shutting_down_broker_ids, list(completed))
-        self.channel.send(batch)
         # a topic's deletion waits for its last partition to move (`resume_deletion_for_topics`)
         queued = sorted({tp.topic for tp in completed if ctx.is_topic_queued_up_for_deletion(tp.topic)})
         if queued:
@@ -311,14 +326,6 @@ class ReassignmentHandler:
             )
         ctx.partitions_being_reassigned.update(reassignments)
         return bool(changed)
-
-    def _update_leader_epochs_and_send_requests(
-        self, reassignments: Mapping[TopicPartition, ReplicaAssignment]
-    ) -> None:
-        batch = self.channel.new_batch()
-        sent = self._add_leader_epoch_bumps(reassignments, batch)
-        self.channel.send(batch)
-        self._log_reassignment_requests(reassignments, sent)
 
     def _add_leader_epoch_bumps(
         self,
@@ -406,8 +413,10 @@ class ReassignmentHandler:
         return updated
 
     def _move_reassigned_partition_leaders_if_required(
-        self, completed: Mapping[TopicPartition, ReplicaAssignment]
-    ) -> None:
+        self, completed: Mapping[TopicPartition, ReplicaAssignment], batch: ControllerBrokerRequestBatch
+    ) -> dict[TopicPartition, LeaderIsrAndControllerEpoch]:
+        """B3 into `batch`; returns the states of the partitions whose leader stays (their epoch bumped),
+        for the caller to log once the batch is sent."""
         ctx = self.context
         resend: dict[TopicPartition, ReplicaAssignment] = {}
         elect: list[TopicPartition] = []
@@ -420,12 +429,14 @@ class ReassignmentHandler:
                 resend[tp] = assignment
             else:
                 elect.append(tp)
-        if resend:
-            self._update_leader_epochs_and_send_requests(resend)
+        resent = self._add_leader_epoch_bumps(resend, batch) if resend else {}
         if elect:
-            self.partition_state_machine.handle_state_changes(elect, PartitionState.ONLINE, REASSIGN_ELECTION)
+            self.partition_state_machine.handle_state_changes(elect, PartitionState.ONLINE, REASSIGN_ELECTION, batch)
+        return resent
 
-    def _stop_removed_replicas_of_reassigned_partitions(self, replicas: Sequence[PartitionReplica]) -> None:
+    def _stop_removed_replicas_of_reassigned_partitions(
+        self, replicas: Sequence[PartitionReplica], batch: ControllerBrokerRequestBatch | None = None
+    ) -> None:
         """Offline (out of the ISR, StopReplica) → DeletionStarted (StopReplica delete=true) →
         DeletionSuccessful → NonExistent: as Kafka, without waiting for the deletion's answer."""
         if not replicas:
@@ -436,7 +447,7 @@ class ReassignmentHandler:
             ReplicaState.DELETION_SUCCESSFUL,
             ReplicaState.NON_EXISTENT,
         ):
-            self.replica_state_machine.handle_state_changes(replicas, target)
+            self.replica_state_machine.handle_state_changes(replicas, target, batch)
 
     def _update_replica_assignments(self, assignments: Mapping[TopicPartition, ReplicaAssignment]) -> None:
         """Write these partitions' assignments into their `/brokers/topics/<t>` znodes (fenced): one

@@ -429,9 +429,15 @@ def test_reassignment_starts_then_completes_when_the_target_replicas_join_the_is
     assert h.context.partition_full_replica_assignment(T0) == ReplicaAssignment((2, 3))
     assignment, _ = h.zk.topics["t"]
     assert isinstance(assignment, TopicAssignment) and assignment.partitions[0] == ReplicaAssignment((2, 3))
-    assert (1, T0, True) in h.channel.stop_replica()
     assert PartitionReplica(T0, 1) not in h.context.replica_states
     assert h.zk.reassignment is None and h.context.partitions_being_reassigned == set()
+    # B3 (leader moved, epoch 2), B4 (1 out of the ISR, epoch 3), B5 and B8 in one batch: the target
+    # replicas get the final state once, the removed one a single StopReplica with delete
+    assert leader_of(h, T0) == LeaderAndIsr(2, 3, (2, 3), leader_of(h, T0).zk_version)
+    assert len(h.channel.sent) == 1
+    assert [(b, e.state.leader_and_isr.leader_epoch) for b, _, e in h.channel.leader_and_isr()] == [(2, 3), (3, 3)]
+    assert h.channel.stop_replica() == [(1, T0, True)]
+    assert h.channel.sent[0].update_metadata_partitions == {T0}
 
 
 def test_a_target_replica_that_joins_the_isr_while_the_reassignment_starts_completes_it() -> None:
