@@ -343,15 +343,23 @@ class Log:
         )
 
     def _load(self, log_start_offset: int, recovery_point: int, high_watermark: int, clean: bool) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        recover_interrupted_swaps(self.directory)
-        bases = self._remove_leftovers()
         try:
-            self._epochs = LeaderEpochCache(parse_epochs(read_checkpoint(self._epoch_path), str(self._epoch_path)))
-            epochs_lost = False
-        except (MalformedCheckpointError, ValueError) as exc:
-            log.warning("Rebuilding the leader epoch cache of %s from its batches: %s", self.name, exc)
-            epochs_lost = True
+            self.directory.mkdir(parents=True)
+            made_now = True
+        except FileExistsError:
+            made_now = False
+        # A directory made just now holds nothing to finish, clean up or read (a broker given thousands of
+        # new replicas makes thousands of them, and listing each twice cost a third of making the log).
+        bases: list[int] = []
+        epochs_lost = False
+        if not made_now:
+            recover_interrupted_swaps(self.directory)
+            bases = self._remove_leftovers()
+            try:
+                self._epochs = LeaderEpochCache(parse_epochs(read_checkpoint(self._epoch_path), str(self._epoch_path)))
+            except (MalformedCheckpointError, ValueError) as exc:
+                log.warning("Rebuilding the leader epoch cache of %s from its batches: %s", self.name, exc)
+                epochs_lost = True
         epochs_on_disk = self._epochs.entries
 
         broken: set[int] = set()
