@@ -484,6 +484,8 @@ def test_config_changes_apply_live(tmp_path: Path) -> None:
 def test_delete_removes_the_directory(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     log.append_as_leader(batch(), 0)
+    (log.directory / "something-else").mkdir()  # not a log's, but removed with it
+    (log.directory / "something-else" / "inside").write_bytes(b"x")
     log.delete()
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(LogError, match="closed"):
