@@ -172,6 +172,28 @@ class Partition:
         self.followers[replica_id] = state
         return self.isr_to_expand()
 
+    def follower_fetched_at_end(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int | None = None
+    ) -> bool:
+        """Record a fetch that moves nothing but the follower's clocks, and say so: an ISR follower asking
+        again at the leader's end offset, where it asked last time, with the same log start offset (most
+        fetches of a follower session: its idle partitions, every fetch). Nothing else can follow from it,
+        so the caller skips the rest of `follower_fetched`'s work: no ISR expansion (it is in), no high
+        watermark move (no LEO moved), no low watermark move. False, nothing recorded, for any other fetch."""
+        state = self.followers.get(replica_id)
+        if (
+            state is None
+            or fetch_offset != state.log_end_offset
+            or fetch_offset != self.log.log_end_offset
+            or replica_id not in self.isr
+            or (log_start_offset is not None and log_start_offset != state.log_start_offset)
+        ):
+            return False
+        self.followers[replica_id] = rules.follower_fetched(
+            state, fetch_offset=fetch_offset, leader_log_end_offset=fetch_offset, fetch_time_ms=now_ms
+        )
+        return True
+
     def isr_to_expand(self) -> tuple[int, ...] | None:
         """`maybeExpandIsr` over every follower at once: the ISR with each follower that may join now
         appended (in replica order), or None if none may or a change is in flight. Kafka adds the fetching

@@ -836,6 +836,8 @@ class ReplicaManager:
                 continue
             if request.current_leader_epoch not in (-1, partition.leader_epoch):
                 continue
+            if partition.follower_fetched_at_end(replica_id, request.fetch_offset, now, request.log_start_offset):
+                continue
             new_isr = partition.follower_fetched(replica_id, request.fetch_offset, now, request.log_start_offset)
             if new_isr is not None:
                 self._expand_isr(partition, new_isr)

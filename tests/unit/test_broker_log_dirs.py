@@ -120,6 +120,24 @@ def test_the_partitions_low_watermark_waits_for_its_followers(partition: Partiti
     assert partition.low_watermark(lambda _: True) == 3
 
 
+def test_only_a_fetch_that_moves_nothing_but_the_clocks_is_taken_at_the_end(partition: Partition) -> None:
+    partition.make_leader(state(0, 1, [0, 1], [0, 1, 2]), now_ms=0)
+    data = batch(5)
+    partition.append_as_leader(memoryview(data), read_header(data), 1, 1)
+    assert not partition.follower_fetched_at_end(1, 5, 1, log_start_offset=0)  # the follower's LEO moves
+    partition.follower_fetched(1, 5, 1, log_start_offset=0)
+    assert partition.maybe_increment_high_watermark()
+    assert partition.follower_fetched_at_end(1, 5, 7, log_start_offset=0)  # again at the end: clocks only
+    assert partition.followers[1].last_caught_up_ms == 7 and partition.followers[1].last_fetch_time_ms == 7
+    assert partition.follower_fetched_at_end(1, 5, 8)  # a fetch without a log start offset keeps it
+    assert partition.followers[1].log_start_offset == 0
+    assert not partition.follower_fetched_at_end(1, 5, 9, log_start_offset=3)  # the low watermark may move
+    assert partition.followers[1].last_fetch_time_ms == 8  # nothing recorded: follower_fetched's to do
+    partition.follower_fetched(2, 5, 9)
+    assert not partition.follower_fetched_at_end(2, 5, 10)  # outside the ISR: it may join
+    assert partition.isr_to_expand() == (0, 1, 2)
+
+
 def test_a_follower_starting_inside_a_batch_starts_at_the_batch(tmp_path: Path) -> None:
     """The leader's log start offset fell inside a batch (DeleteRecords at 3 of a batch 0..4): a follower
     that starts empty at 3 gets the whole batch, and starts its log at the batch's base (Kafka's
