@@ -142,11 +142,27 @@ def _int_field(path: str, data: bytes | None, obj: Mapping[str, Any], key: str) 
 
 
 def _int_list(path: str, data: bytes | None, value: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or any(
-        isinstance(v, bool) or not isinstance(v, int) or not _in_range(v, _INT32) for v in value
-    ):
+    if not _is_int32_list(value):
         raise MalformedZNodeError(path, data, f"{what} is not a list of 32-bit integers")
     return tuple(value)
+
+
+def _is_int32_list(value: Any) -> bool:
+    """A JSON list of numbers that fit Java's `int` (a JSON `true` is not one). A plain loop: this runs for
+    every partition of every topic a controller loads (100,000 at a failover)."""
+    if type(value) is not list:
+        return False
+    for v in value:  # noqa: SIM110 - a loop, not all() over a generator: a third faster
+        if type(v) is not int or not -2147483648 <= v <= 2147483647:
+            return False
+    return True
+
+
+def _partition_id(path: str, data: bytes | None, text: str) -> int:
+    """A partition id key as Java's `toInt` reads it; the usual plain digits without the parser."""
+    if text.isascii() and text.isdigit() and len(text) < 10:
+        return int(text)
+    return _java_number(path, data, text, f"partition id {text!r}")
 
 
 def _java_number(
@@ -396,8 +412,9 @@ class TopicZNode:
                 raise MalformedZNodeError(path, data, f"field '{key}' is not an object")
             result = {}
             for p, replicas in raw.items():
-                partition = _java_number(path, data, p, f"partition id {p!r}")
-                result[partition] = _int_list(path, data, replicas, f"replicas of partition {p}")
+                if not _is_int32_list(replicas):
+                    _int_list(path, data, replicas, f"replicas of partition {p}")  # raises, with Kafka's words
+                result[_partition_id(path, data, p)] = tuple(replicas)
             return result
 
         replicas = partition_map("partitions", required=True)
