@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(SIGNAL_STOP_UNCONTROLLED, stop_without_controlled_shutdown)
-    full_collections_on_a_timer()
+    stop_collection_timer = full_collections_on_a_timer()
     try:
         config = load_broker_config(args.config)
         server = KafkaServer(config)
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     stop.wait()
     # What lives now lives until the exit: no full collection need walk it again (one took 0.25 s of the
     # log manager's shutdown at 10,000 partitions), while the garbage the shutdown makes is still collected.
+    stop_collection_timer()
     gc.freeze()
     server.shutdown(controlled=controlled[0])
     exit_now(0)

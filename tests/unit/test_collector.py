@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from kafkaops.cluster.common import collector
 from kafkaops.cluster.common.collector import collector_paused, full_collections_on_a_timer
 
 
@@ -129,3 +130,30 @@ def test_full_collections_come_from_the_timer_not_from_the_young_ones() -> None:
     finally:
         stop()
     assert gc.get_threshold() == threshold
+
+
+def test_a_big_bursts_survivors_are_frozen_until_the_timers_next_round() -> None:
+    gc.enable()
+    gc.collect()
+    with collector_paused():  # no timer: nothing is frozen
+        kept = [{"partition": i} for i in range(collector.FREEZE_AFTER_OBJECTS * 2)]
+    assert gc.get_freeze_count() == 0
+    stop = full_collections_on_a_timer(interval_s=0.3)
+    try:
+        with collector_paused():
+            kept += [{"partition": i} for i in range(collector.FREEZE_AFTER_OBJECTS * 2)]
+            node = _Node()
+            freed = threading.Event()
+            weakref.finalize(node, freed.set)
+            del node  # a garbage cycle made in the burst: frozen with the survivors
+        assert gc.get_freeze_count() >= collector.FREEZE_AFTER_OBJECTS * 2
+        gc.collect()  # frozen objects are out of every collection...
+        assert not freed.is_set()
+        assert freed.wait(5)  # ...until the timer unfreezes them and collects
+        with collector_paused():  # a small burst is left to the young collections
+            kept += [{"partition": i} for i in range(10)]
+        assert gc.get_freeze_count() == 0
+    finally:
+        stop()
+    assert gc.get_freeze_count() == 0
+    del kept
