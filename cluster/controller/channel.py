@@ -34,7 +34,7 @@ from kafkaops.cluster.protocol.framing import frame, read_frame_blocking
 from kafkaops.cluster.protocol.messages import RequestHeader, decode_response, encode_request, encode_request_body
 from kafkaops.cluster.protocol.sasl_client_authenticator import connect_channel
 from kafkaops.cluster.protocol.schemas import ApiKey
-from kafkaops.cluster.protocol.shared_array import SharedArray
+from kafkaops.cluster.protocol.shared_array import SharedArray, SharedStruct
 from kafkaops.cluster.state_change_log import ControllerLog, LeaderAndIsrPartitionState, Level, StateChangeEntry
 from kafkaops.cluster.zk.values import (
     LEADER_DURING_DELETE,
@@ -253,6 +253,13 @@ class LeaderAndIsrEntry:
     is_new: bool
 
 
+def _same_entry(a: LeaderAndIsrEntry, b: LeaderAndIsrEntry) -> bool:
+    """Whether two brokers' entries for a partition make the same wire state: the usual case, one entry
+    added for all of a partition's replicas, is told by identity; a batch may also hold entries of
+    different steps (a later step's for some brokers only), compared by value."""
+    return a is b or (a.is_new == b.is_new and a.state == b.state and a.assignment == b.assignment)
+
+
 @dataclass
 class ControllerBrokerRequestBatch:
     """What one controller event sends; `send_requests_to_brokers` empties it."""
@@ -273,9 +280,10 @@ class ControllerBrokerRequestBatch:
         assignment: ReplicaAssignment,
         is_new: bool = False,
     ) -> None:
+        entry = LeaderAndIsrEntry(state, assignment, is_new)  # one for all: `_same_entry` tells it by identity
         for broker_id in broker_ids:
             if broker_id >= 0:
-                self.leader_and_isr[broker_id][partition] = LeaderAndIsrEntry(state, assignment, is_new)
+                self.leader_and_isr[broker_id][partition] = entry
         self.update_metadata_partitions.add(partition)
 
     def add_stop_replica(self, broker_ids: Iterable[int], partition: TopicPartition, delete: bool) -> None:
@@ -355,8 +363,9 @@ class ControllerBrokerRequestBatch:
     ) -> list[tuple[int, _Outgoing]]:
         requests: list[tuple[int, _Outgoing]] = []
         trace = sink.enabled(Level.TRACE)
-        # One wire-shaped state per partition, shared by every broker's request (the encoder only reads it).
-        built: dict[TopicPartition, dict[str, Any]] = {}
+        # One wire-shaped state per partition entry, shared by every broker's request that carries the same
+        # entry: built once and encoded once (a SharedStruct), as each replica's broker gets the same bytes.
+        built: dict[TopicPartition, tuple[LeaderAndIsrEntry, SharedStruct]] = {}
         for broker_id, entries in sorted(self.leader_and_isr.items()):
             if broker_id not in live_brokers:
                 continue
@@ -365,20 +374,25 @@ class ControllerBrokerRequestBatch:
             leader_ids: set[int] = set()
             for partition, entry in sorted(entries.items(), key=itemgetter(0)):  # (topic, partition) order
                 lai = entry.state.leader_and_isr
-                state = built.get(partition)
-                if state is None or state["is_new"] != entry.is_new:
-                    state = built[partition] = {
-                        "partition_index": partition.partition,
-                        "controller_epoch": entry.state.controller_epoch,
-                        "leader": lai.leader,
-                        "leader_epoch": lai.leader_epoch,
-                        "isr": list(lai.isr),
-                        "zk_version": lai.zk_version,
-                        "replicas": list(entry.assignment.replicas),
-                        "adding_replicas": list(entry.assignment.adding_replicas),
-                        "removing_replicas": list(entry.assignment.removing_replicas),
-                        "is_new": entry.is_new,
-                    }
+                cached = built.get(partition)
+                if cached is not None and _same_entry(cached[0], entry):
+                    state = cached[1]
+                else:
+                    state = SharedStruct(
+                        {
+                            "partition_index": partition.partition,
+                            "controller_epoch": entry.state.controller_epoch,
+                            "leader": lai.leader,
+                            "leader_epoch": lai.leader_epoch,
+                            "isr": list(lai.isr),
+                            "zk_version": lai.zk_version,
+                            "replicas": list(entry.assignment.replicas),
+                            "adding_replicas": list(entry.assignment.adding_replicas),
+                            "removing_replicas": list(entry.assignment.removing_replicas),
+                            "is_new": entry.is_new,
+                        }
+                    )
+                    built[partition] = (entry, state)
                 is_leader = lai.leader == broker_id
                 leaders += is_leader
                 followers += not is_leader

@@ -30,6 +30,7 @@ from typing import Any
 
 from kafkaops.cluster.common.errors import CorruptMessageError, EncodeError, UnsupportedVersionError
 
+from .shared_array import SharedStruct
 from .types import (
     BYTES,
     COMPACT_BYTES,
@@ -244,6 +245,17 @@ class Schema(Type):
         return value.get(name, default)
 
     def encode(self, value: Mapping[str, Any], out: list[bytes]) -> None:
+        if type(value) is SharedStruct:
+            encoded = value.encoded.get(self)
+            if encoded is None:  # two send threads may both get here: they make the same bytes
+                parts: list[bytes] = []
+                self._encode_fields(value, parts)
+                encoded = value.encoded[self] = b"".join(parts)
+            out.append(encoded)
+            return
+        self._encode_fields(value, out)
+
+    def _encode_fields(self, value: Mapping[str, Any], out: list[bytes]) -> None:
         for step in self._steps:
             if isinstance(step, _Run):
                 # indexed rather than zipped: mypyc compiles this loop natively
