@@ -12,16 +12,10 @@ from tests.unit.controller_fakes import RecordingRequestChannel, RecordingSink, 
 A, B = TopicPartition("a", 0), TopicPartition("b", 1)
 
 
-def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() -> None:
-    """Encoding holds the GIL: the event thread encodes each request once all are built, LeaderAndIsr
-    first, and a send thread only writes it. Each broker gets LeaderAndIsr, then UpdateMetadata, then
-    StopReplica; the bytes are those the send thread would have encoded."""
-    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 4), 9)
-    batch = ControllerBrokerRequestBatch(5)
-    for tp in (A, B):
-        batch.add_leader_and_isr([1, 2], tp, state, ReplicaAssignment((1, 2)))
-    batch.add_update_metadata([1, 2], [A, B])
-    batch.add_stop_replica([2], A, delete=False)
+def send(
+    batch: ControllerBrokerRequestBatch, state: LeaderIsrAndControllerEpoch
+) -> tuple[RecordingSink, RecordingRequestChannel]:
+    """The batch sent to brokers 1 and 2 (epochs 10 and 20), every partition led as `state` says."""
     sink = RecordingSink()
     channel = RecordingRequestChannel(sink)
     batch.send_requests_to_brokers(
@@ -35,6 +29,20 @@ def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() ->
         ControllerLog(5, 9),
         sink,
     )
+    return sink, channel
+
+
+def test_requests_are_queued_once_all_are_built_each_broker_in_kafkas_order() -> None:
+    """Encoding holds the GIL: the event thread encodes each request once all are built, LeaderAndIsr
+    first, and a send thread only writes it. Each broker gets LeaderAndIsr, then UpdateMetadata, then
+    StopReplica; the bytes are those the send thread would have encoded."""
+    state = LeaderIsrAndControllerEpoch(LeaderAndIsr(1, 3, (1, 2), 4), 9)
+    batch = ControllerBrokerRequestBatch(5)
+    for tp in (A, B):
+        batch.add_leader_and_isr([1, 2], tp, state, ReplicaAssignment((1, 2)))
+    batch.add_update_metadata([1, 2], [A, B])
+    batch.add_stop_replica([2], A, delete=False)
+    sink, channel = send(batch, state)
     written = len(sink.entries)
     assert all(q.entries_written == written for q in channel.queued)  # nothing queued before the last was built
     assert [q.api_key for q in channel.queued][:2] == [ApiKey.LEADER_AND_ISR, ApiKey.LEADER_AND_ISR]
@@ -60,19 +68,7 @@ def test_a_partitions_state_is_built_and_encoded_once_for_the_brokers_that_get_t
     batch.add_leader_and_isr([1, 2], A, first, ReplicaAssignment((1, 2)))
     batch.add_leader_and_isr([1, 2], B, first, ReplicaAssignment((1, 2)))
     batch.add_leader_and_isr([2], B, later, ReplicaAssignment((1, 2)))
-    sink = RecordingSink()
-    channel = RecordingRequestChannel(sink)
-    batch.send_requests_to_brokers(
-        9,
-        channel,  # type: ignore[arg-type]
-        {1: broker(1), 2: broker(2)},
-        {1: 10, 2: 20},
-        lambda tp: first,
-        lambda tp: (1, 2),
-        lambda tp: False,
-        ControllerLog(5, 9),
-        sink,
-    )
+    _, channel = send(batch, first)
     requests = {q.broker_id: q for q in channel.queued if q.api_key == ApiKey.LEADER_AND_ISR}
     states = {
         b: {(t["topic_name"], s["partition_index"]): s for t in q.body["topic_states"] for s in t["partition_states"]}
