@@ -45,6 +45,7 @@ log's own lock.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -438,6 +439,7 @@ class LogManager:
         outcome: dict[TopicPartition, LogDirFailureError | None] = {}
         directories: set[Path] = set()
         deleted: list[TopicPartition] = []
+        renamed: list[tuple[TopicPartition, Log, Path]] = []
         for tp in partitions:
             with self._lock:
                 doomed = self._logs.pop(tp, None)
@@ -452,7 +454,18 @@ class LogManager:
             if doomed is None:
                 continue
             try:
-                doomed.delete()
+                renamed.append((tp, doomed, doomed.rename_for_deletion()))
+            except LogDirFailureError as exc:
+                outcome[tp] = exc
+        # the renames made durable by one fsync of each dir, before any renamed directory is emptied
+        synced: set[Path] = set()
+        for directory in {doomed.parent_dir for _, doomed, _ in renamed}:
+            with contextlib.suppress(OSError):  # its logs fsync it again themselves, and fail there
+                fsync_path(directory)
+                synced.add(directory)
+        for tp, doomed, path in renamed:
+            try:
+                doomed.finish_deletion(path, parent_synced=doomed.parent_dir in synced)
             except LogDirFailureError as exc:
                 outcome[tp] = exc
                 continue

@@ -259,6 +259,29 @@ def test_delete_log(dirs: list[Path]) -> None:
     manager.shutdown()
 
 
+def test_deleting_many_logs_makes_their_renames_durable_once_per_dir(
+    dirs: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kafkaops.cluster.log import log as log_module
+    from kafkaops.cluster.log import manager as manager_module
+
+    manager = started(dirs[:2])
+    for partition in range(6):
+        manager.get_or_create_log("t", partition)
+    synced: list[Path] = []
+    fsync = manager_module.fsync_path
+    for module in (manager_module, log_module):
+        monkeypatch.setattr(module, "fsync_path", lambda path: (synced.append(Path(path)), fsync(path))[1])
+    outcome = manager.delete_logs([("t", p) for p in range(6)])
+    assert outcome == {("t", p): None for p in range(6)}
+    # one fsync of each dir after every rename, before the renamed directories are removed (the
+    # checkpoints rewritten after them are fsynced too: only the dirs themselves are counted here)
+    assert sorted(p for p in synced if p in dirs) == sorted(dirs[:2])
+    for directory in dirs[:2]:
+        assert not [child for child in directory.iterdir() if child.is_dir()]
+    manager.shutdown()
+
+
 def test_topic_configs_apply_at_creation_and_live(dirs: list[Path]) -> None:
     size = len(batch())
     manager = started(
