@@ -25,7 +25,6 @@ import asyncio
 import enum
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping, Set
 from pathlib import Path
@@ -36,7 +35,7 @@ from kafkaops.cluster.broker.replica_fetcher import truncation_offset
 from kafkaops.cluster.broker.responses import LogDirDescription, ReplicaDescription
 from kafkaops.cluster.common import errors
 from kafkaops.cluster.common.errors import BrokerError, LogDirFailureError, LogError
-from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, LogManager
+from kafkaops.cluster.log import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, Log, LogManager, remove_log_dir
 from kafkaops.cluster.zk.values import TopicPartition
 
 log = logging.getLogger("kafkaops.broker.alter_log_dirs")
@@ -298,6 +297,6 @@ class ReplicaAlterLogDirsManager:
 
 def _delete_dir(path: Path) -> None:
     try:
-        shutil.rmtree(path)
+        remove_log_dir(path)
     except OSError as error:  # left for the next startup, which deletes `-delete` dirs
         log.warning("Could not delete %s: %s", path, error)

@@ -38,7 +38,7 @@ from .checkpoints import EpochEntry
 from .cleaner_config import CleanerConfig
 from .config import LogConfig
 from .epoch_cache import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
-from .log import Log, LogAppendInfo, LogReadResult
+from .log import Log, LogAppendInfo, LogReadResult, remove_log_dir
 from .manager import LogManager
 from .segment import TimestampOffset
 
@@ -54,4 +54,5 @@ __all__ = [
     "LogManager",
     "LogReadResult",
     "TimestampOffset",
+    "remove_log_dir",
 ]

@@ -111,6 +111,12 @@ def future_log_dir_name(topic: str, partition: int) -> str:
     return f"{log_dir_name(topic, partition)}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
 
 
+def delete_log_dir_name(topic: str, partition: int) -> str:
+    """Kafka's `logDeleteDirName`: `<topic>-<partition>.<unique id>-delete`, what a log's directory is renamed
+    to before it is removed (a start-up finds such a name and removes it: `remove_log_dir`)."""
+    return f"{log_dir_name(topic, partition)}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+
+
 def parse_future_log_dir_name(name: str) -> tuple[str, int] | None:
     """(topic, partition) of a future log's directory name, or None if it is not one."""
     if _FUTURE_DIR.fullmatch(name) is None:
@@ -912,7 +918,7 @@ class Log:
                 segment.close_handles()
             self._closed = True
             self._generation += 1
-            doomed = self.directory.with_name(f"{self.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            doomed = self.directory.with_name(delete_log_dir_name(self.topic, self.partition))
             os.rename(self.directory, doomed)
             return doomed
 
@@ -924,7 +930,7 @@ class Log:
         try:
             if not parent_synced:
                 fsync_path(self.parent_dir)
-            _remove_log_dir(str(doomed))
+            remove_log_dir(doomed)
         except OSError as exc:
             raise self._fail("deletion", exc) from exc
 
@@ -1035,11 +1041,11 @@ class _IoGuard:
             raise self._log._fail(self._action, exc) from exc
 
 
-def _remove_log_dir(path: str) -> None:
+def remove_log_dir(path: str | os.PathLike[str]) -> None:
     """Remove a partition directory: its files, then itself. A log's directory holds files only, so one
     listing and an unlink each do what `shutil.rmtree` does with its descriptor walk and checks, at half
     the cost (a broker deletes thousands at once when a reassignment moves its replicas away); anything
-    else found in it goes through rmtree."""
+    else found in it goes through rmtree. Raises OSError."""
     with os.scandir(path) as entries:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):

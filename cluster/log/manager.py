@@ -49,10 +49,8 @@ import contextlib
 import fcntl
 import logging
 import os
-import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -80,10 +78,12 @@ from .config import LogConfig
 from .log import (
     DELETE_DIR_SUFFIX,
     Log,
+    delete_log_dir_name,
     future_log_dir_name,
     log_dir_name,
     parse_future_log_dir_name,
     parse_log_dir_name,
+    remove_log_dir,
 )
 from .log_cleaner import LogCleaner
 
@@ -185,7 +185,7 @@ class LogManager:
                 continue
             if child.name.endswith(DELETE_DIR_SUFFIX):
                 log.info("Deleting %s: its deletion was interrupted", child)
-                shutil.rmtree(child)
+                remove_log_dir(child)
                 continue
             key = parse_log_dir_name(child.name)
             logs = self._logs
@@ -389,7 +389,7 @@ class LogManager:
             source, destination = self._logs.get(tp), self._future_logs.get(tp)
             if source is None or destination is None:
                 raise LogError(f"{topic}-{partition} has no current and future log to swap")
-            doomed = source.rename_dir(f"{source.name}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            doomed = source.rename_dir(delete_log_dir_name(topic, partition))
             source.close()
             del self._logs[tp]
             self._promote_future_log(tp)
